@@ -1,0 +1,56 @@
+# xom - execute-only memory for unmodified x86-64 Linux programs.
+#
+#   make            build everything into build/
+#   make check      build and run every test (scanner, runtime, emulated-PKU VM)
+#   make demo       the code-disclosure demo
+#   make asan       the scanner and its tests under ASan+UBSan, in build/asan
+#
+# Each part keeps its rules in its own fragment (scan/scan.mk, ...); this file
+# holds the flags they share.
+
+.DELETE_ON_ERROR:
+.SUFFIXES:
+.DEFAULT_GOAL := all
+
+B ?= build
+CC := gcc
+CFLAGS ?= -O2 -g
+# The dangerous classes are errors; the rest are warnings worth reading.
+WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wpointer-arith -Wcast-align \
+	-Wstrict-prototypes -Wmissing-prototypes -Wvla -Wwrite-strings \
+	-Wundef -Wnull-dereference -Wimplicit-fallthrough \
+	-Werror=implicit-function-declaration -Werror=format-security \
+	-Werror=int-conversion -Werror=incompatible-pointer-types \
+	-Werror=return-type -Werror=array-bounds -Werror=shift-count-overflow \
+	-Werror=stringop-overflow -Werror=vla
+XCFLAGS := -std=gnu11 -D_GNU_SOURCE -fvisibility=hidden -fPIC -MMD -MP \
+	$(WARN) $(SANFLAGS)
+XLDFLAGS := $(SANFLAGS)
+
+# Debian packages are installed on first use when they are missing.
+$(B)/.deps-%: tests/deps.sh
+	@mkdir -p $(@D)
+	@tests/deps.sh $*
+	@touch $@
+
+ALL :=
+CHECKS :=
+include scan/scan.mk
+-include loader/loader.mk
+-include preload/preload.mk
+-include tests/vm/vm.mk
+-include bench/bench.mk
+
+.PHONY: all check clean asan demo
+all: $(ALL)
+
+check: all
+	@tests/check.sh $(CHECKS)
+
+asan:
+	$(MAKE) B=build/asan SANFLAGS='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' check-scan
+
+clean:
+	rm -rf build
+
+-include $(wildcard $(B)/*/*.d $(B)/*.d)

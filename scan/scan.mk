@@ -1,0 +1,23 @@
+# scan/: the ELF analyser, as a static archive for the command, a shared
+# library that the runtime loads only on a plan-cache miss, and xom-scan.
+
+SCAN_SRC := scan/elf.c scan/ehframe.c scan/disasm.c scan/map.c
+SCAN_OBJ := $(SCAN_SRC:%.c=$(B)/%.o)
+SCAN_LIBS := -lcapstone -lelf
+
+ALL += $(B)/xom-scan $(B)/libxom-scan.so
+
+$(B)/scan/%.o: scan/%.c | $(B)/.deps-build
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(XCFLAGS) -c -o $@ $<
+
+$(B)/libxom-scan.a: $(SCAN_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+# Exports exactly the functions of scan/xom_scan.h.
+$(B)/libxom-scan.so: $(SCAN_OBJ) scan/exports.map
+	$(CC) -shared -o $@ $(SCAN_OBJ) $(XLDFLAGS) -Wl,--no-undefined \
+		-Wl,--version-script=scan/exports.map -Wl,-z,now,-z,relro $(SCAN_LIBS)
+
+$(B)/xom-scan: $(B)/scan/main.o $(B)/libxom-scan.a
+	$(CC) -o $@ $^ $(XLDFLAGS) $(SCAN_LIBS)
