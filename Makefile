@@ -38,6 +38,8 @@ CHECKS :=
 include scan/scan.mk
 -include loader/loader.mk
 -include preload/preload.mk
+-include tests/scan/scan.mk
+-include tests/fuzz/fuzz.mk
 -include tests/vm/vm.mk
 -include bench/bench.mk
 

@@ -1,0 +1,484 @@
+/*
+ * disasm.c - decodes every executable section and records each reference
+ * from an instruction into the executable segments.
+ *
+ * The sweep is linear, but it never decodes across a known code entry: the
+ * byte budget of each cs_disasm_iter() call ends at the next entry, so a
+ * table inside .text can garble at most the bytes up to the next function,
+ * and decoding starts afresh there.  One cs_insn is allocated for the whole
+ * file (Capstone's intended loop; no per-instruction allocation).
+ */
+#include <capstone/capstone.h>
+#include <elf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scan_int.h"
+
+struct region { uint64_t addr, size, offset; };
+
+/* Where vaddr's bit lives in s->starts: exec file bytes, segment by segment. */
+static bool start_index(const struct scan *s, uint64_t vaddr, uint64_t *idx)
+{
+	const struct xom_segment *g = s->segs.p;
+	uint64_t base = 0;
+
+	for (size_t i = 0; i < s->segs.n; i++) {
+		if (vaddr >= g[i].vaddr && vaddr - g[i].vaddr < g[i].filesz) {
+			*idx = base + (vaddr - g[i].vaddr);
+			return true;
+		}
+		base += g[i].filesz;
+	}
+	return false;
+}
+
+static void mark_start(struct scan *s, uint64_t vaddr)
+{
+	uint64_t i;
+
+	if (start_index(s, vaddr, &i))
+		s->starts[i >> 3] |= (uint8_t)(1u << (i & 7));
+}
+
+bool scan_is_start(const struct scan *s, uint64_t vaddr)
+{
+	uint64_t i;
+
+	return start_index(s, vaddr, &i) && (s->starts[i >> 3] >> (i & 7)) & 1;
+}
+
+static int push_ref(struct scan *s, uint64_t target, uint64_t at,
+                    uint32_t size, enum xom_reason reason)
+{
+	struct ref *r;
+
+	if (!exec_seg_at(s, target))
+		return 0;
+	r = vec_push(&s->refs);
+	if (!r)
+		return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
+	*r = (struct ref){ .target = target, .ref = at, .size = size,
+	                   .reason = reason, .has_ref = 1 };
+	return 0;
+}
+
+static int push_call(struct scan *s, uint64_t target)
+{
+	uint64_t *c;
+
+	if (!exec_seg_at(s, target))
+		return 0;
+	c = vec_push(&s->calls);
+	if (!c)
+		return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
+	*c = target;
+	return 0;
+}
+
+static bool is_branch(const cs_detail *d)
+{
+	for (uint8_t i = 0; i < d->groups_count; i++)
+		if (d->groups[i] == CS_GRP_JUMP || d->groups[i] == CS_GRP_CALL)
+			return true;
+	return false;
+}
+
+/* Instructions whose memory operand names an address without reading it. */
+static bool reads_nothing(unsigned id)
+{
+	switch (id) {
+	case X86_INS_NOP:
+	case X86_INS_PREFETCH: case X86_INS_PREFETCHW:
+	case X86_INS_PREFETCHNTA: case X86_INS_PREFETCHT0:
+	case X86_INS_PREFETCHT1: case X86_INS_PREFETCHT2:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The 64-bit register that reg is part of (its family's index + 1), or 0
+ * for anything but a general-purpose register. */
+static unsigned reg_family(unsigned reg)
+{
+	static const unsigned short fam[][5] = {
+		{ X86_REG_RAX, X86_REG_EAX, X86_REG_AX, X86_REG_AL, X86_REG_AH },
+		{ X86_REG_RBX, X86_REG_EBX, X86_REG_BX, X86_REG_BL, X86_REG_BH },
+		{ X86_REG_RCX, X86_REG_ECX, X86_REG_CX, X86_REG_CL, X86_REG_CH },
+		{ X86_REG_RDX, X86_REG_EDX, X86_REG_DX, X86_REG_DL, X86_REG_DH },
+		{ X86_REG_RSI, X86_REG_ESI, X86_REG_SI, X86_REG_SIL, 0 },
+		{ X86_REG_RDI, X86_REG_EDI, X86_REG_DI, X86_REG_DIL, 0 },
+		{ X86_REG_RBP, X86_REG_EBP, X86_REG_BP, X86_REG_BPL, 0 },
+		{ X86_REG_RSP, X86_REG_ESP, X86_REG_SP, X86_REG_SPL, 0 },
+		{ X86_REG_R8, X86_REG_R8D, X86_REG_R8W, X86_REG_R8B, 0 },
+		{ X86_REG_R9, X86_REG_R9D, X86_REG_R9W, X86_REG_R9B, 0 },
+		{ X86_REG_R10, X86_REG_R10D, X86_REG_R10W, X86_REG_R10B, 0 },
+		{ X86_REG_R11, X86_REG_R11D, X86_REG_R11W, X86_REG_R11B, 0 },
+		{ X86_REG_R12, X86_REG_R12D, X86_REG_R12W, X86_REG_R12B, 0 },
+		{ X86_REG_R13, X86_REG_R13D, X86_REG_R13W, X86_REG_R13B, 0 },
+		{ X86_REG_R14, X86_REG_R14D, X86_REG_R14W, X86_REG_R14B, 0 },
+		{ X86_REG_R15, X86_REG_R15D, X86_REG_R15W, X86_REG_R15B, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof fam / sizeof fam[0]; i++)
+		for (size_t k = 0; k < 5; k++)
+			if (fam[i][k] && fam[i][k] == reg)
+				return (unsigned)i + 1;
+	return 0;
+}
+
+static uint32_t reg_bit(unsigned reg)
+{
+	unsigned r = reg_family(reg);
+
+	return r ? 1u << r : 0;
+}
+
+static bool is_reg64(unsigned reg)
+{
+	switch (reg) {
+	case X86_REG_RAX: case X86_REG_RBX: case X86_REG_RCX: case X86_REG_RDX:
+	case X86_REG_RSI: case X86_REG_RDI: case X86_REG_RBP: case X86_REG_RSP:
+	case X86_REG_R8: case X86_REG_R9: case X86_REG_R10: case X86_REG_R11:
+	case X86_REG_R12: case X86_REG_R13: case X86_REG_R14: case X86_REG_R15:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Follows the register that a lea into the code loaded, for a few
+ * straight-line instructions, to tell a code label from a table:
+ *   lea L(%rip), %r9; movslq (%rdi,%rax,4), %rax; add %r9, %rax; jmp *%rax
+ * jumps to L plus an offset, so L is code (glibc's vfprintf and memmove
+ * do this).  Any use of the register to address memory means a table, and
+ * so does anything the tracker does not understand: the lea's reference
+ * stays a table unless the jump is seen.
+ */
+#define TRACK_WINDOW 24
+
+static void track_start(struct scan *s, const cs_insn *in, uint64_t target)
+{
+	const cs_x86 *x = &in->detail->x86;
+
+	s->track.live = x->op_count == 2 && x->operands[0].type == X86_OP_REG &&
+	                is_reg64(x->operands[0].reg);
+	s->track.regs = s->track.live ? reg_bit(x->operands[0].reg) : 0;
+	s->track.target = target;
+	s->track.left = TRACK_WINDOW;
+}
+
+static int track_insn(struct scan *s, const cs_insn *in)
+{
+	const cs_detail *d = in->detail;
+	const cs_x86 *x = &d->x86;
+	uint32_t set = s->track.regs, written = 0;
+
+	if (!s->track.live)
+		return 0;
+	if (in->id == X86_INS_LEA && x->op_count == 2 &&
+	    x->operands[0].type == X86_OP_REG && is_reg64(x->operands[0].reg)) {
+		const cs_x86_op *m = &x->operands[1];
+		/* lea (%r9,%rcx), %rcx computes, it does not read. */
+		if ((reg_bit(m->mem.base) | reg_bit(m->mem.index)) & set)
+			s->track.regs |= reg_bit(x->operands[0].reg);
+		else
+			s->track.regs &= ~reg_bit(x->operands[0].reg);
+		goto next;
+	}
+	for (uint8_t i = 0; i < x->op_count; i++) {
+		const cs_x86_op *op = &x->operands[i];
+		if (op->type == X86_OP_MEM &&
+		    ((reg_bit(op->mem.base) | reg_bit(op->mem.index)) & set))
+			goto stop;      /* addresses memory: a table */
+	}
+	if (is_branch(d)) {
+		if ((in->id == X86_INS_JMP || in->id == X86_INS_CALL) &&
+		    x->op_count == 1 && x->operands[0].type == X86_OP_REG &&
+		    (reg_bit(x->operands[0].reg) & set))
+			return push_call(s, s->track.target);
+		goto stop;
+	}
+	if ((in->id == X86_INS_ADD || in->id == X86_INS_MOV) && x->op_count == 2 &&
+	    x->operands[0].type == X86_OP_REG && x->operands[1].type == X86_OP_REG &&
+	    (reg_bit(x->operands[1].reg) & set) && is_reg64(x->operands[0].reg)) {
+		s->track.regs |= reg_bit(x->operands[0].reg);
+		goto next;
+	}
+	/* label + offset is still label-derived. */
+	if ((in->id == X86_INS_ADD || in->id == X86_INS_SUB) && x->op_count == 2 &&
+	    x->operands[0].type == X86_OP_REG && is_reg64(x->operands[0].reg) &&
+	    (reg_bit(x->operands[0].reg) & set))
+		goto next;
+	for (uint8_t i = 0; i < x->op_count; i++)
+		if (x->operands[i].type == X86_OP_REG && (x->operands[i].access & CS_AC_WRITE))
+			written |= reg_bit(x->operands[i].reg);
+	for (uint8_t i = 0; i < d->regs_write_count; i++)
+		written |= reg_bit(d->regs_write[i]);
+	s->track.regs &= ~written;
+	if (!s->track.regs)
+		goto stop;
+next:
+	if (--s->track.left)
+		return 0;
+stop:
+	s->track.live = false;
+	return 0;
+}
+
+static int note_insn(struct scan *s, const cs_insn *in)
+{
+	const cs_x86 *x = &in->detail->x86;
+	uint64_t next = in->address + in->size;
+	bool absolute = s->e_type == ET_EXEC;
+	bool branch = is_branch(in->detail);
+	int rc;
+
+	for (uint8_t i = 0; i < x->op_count; i++) {
+		const cs_x86_op *op = &x->operands[i];
+
+		if (op->type == X86_OP_MEM && op->mem.base == X86_REG_RIP) {
+			uint64_t t = next + (uint64_t)op->mem.disp;
+
+			if (in->id == X86_INS_LEA) {
+				rc = push_ref(s, t, in->address, 0, XOM_R_TABLE);
+				if (!rc && exec_seg_at(s, t))
+					track_start(s, in, t);
+			}
+			else if (reads_nothing(in->id))
+				continue;
+			else
+				rc = push_ref(s, t, in->address, op->size ? op->size : 8,
+				              XOM_R_RIP_LOAD);
+		} else if (op->type == X86_OP_IMM && branch) {
+			/* Short branches are left out: decoding a table yields
+			 * many, and one that hit a table's first byte would make
+			 * it look like code.  A garbled rel32 hitting it is
+			 * about a 1 in 2^32 chance. */
+			if (in->size < 5)
+				continue;
+			rc = push_call(s, (uint64_t)op->imm);
+		} else if (op->type == X86_OP_IMM && absolute) {
+			rc = push_ref(s, (uint64_t)op->imm, in->address, 0,
+			              XOM_R_ABSOLUTE);
+		} else if (op->type == X86_OP_MEM && absolute &&
+		           op->mem.base == X86_REG_INVALID &&
+		           op->mem.segment == X86_REG_INVALID) {
+			uint32_t size = op->mem.index == X86_REG_INVALID
+			                        ? (op->size ? op->size : 8) : 0;
+			rc = push_ref(s, (uint64_t)op->mem.disp, in->address, size,
+			              XOM_R_ABSOLUTE);
+		} else {
+			continue;
+		}
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * Capstone 4 cannot decode a share of the AVX2 and AVX-512 instructions
+ * that a current libc uses (about 800 in Debian 12's libc.so.6), and a
+ * sweep that skipped one byte there would fall out of step and read
+ * garbage as references.  The VEX (C4, C5) and EVEX (62) encodings have a
+ * regular length, so that much is decoded here: prefix, opcode, ModRM, SIB,
+ * displacement and immediate.  Returns the length, or 0 when this is not
+ * such an instruction.  A RIP-relative operand sets *rip to its target.
+ */
+static size_t vex_length(const uint8_t *p, size_t left, uint64_t pc,
+                         uint64_t *rip)
+{
+	size_t n, map;
+	uint8_t op, modrm, mod, rm;
+
+	if (left < 3)
+		return 0;
+	if (p[0] == 0xc5) {
+		n = 2, map = 1;
+	} else if (p[0] == 0xc4) {
+		n = 3, map = p[1] & 0x1f;
+	} else if (p[0] == 0x62) {
+		if (left < 5 || (p[1] & 0x0c) || !(p[2] & 0x04))
+			return 0;       /* reserved bits: not EVEX */
+		n = 4, map = p[1] & 0x03;
+	} else {
+		return 0;
+	}
+	if (map < 1 || map > 3 || left < n + 2)
+		return 0;
+	op = p[n++];
+	modrm = p[n++];
+	mod = modrm >> 6, rm = modrm & 7;
+	*rip = 0;
+	if (mod != 3 && rm == 4) {
+		if (left < n + 1)
+			return 0;
+		if (mod == 0 && (p[n] & 7) == 5)
+			n += 4;         /* SIB with no base: disp32 */
+		n++;
+	}
+	if (mod == 1) {
+		n += 1;
+	} else if (mod == 2) {
+		n += 4;
+	} else if (mod == 0 && rm == 5) {
+		int32_t disp;
+		size_t at = n;
+
+		n += 4;
+		if (left < n)
+			return 0;
+		memcpy(&disp, p + at, 4);
+		*rip = (uint64_t)(int64_t)disp;       /* completed below */
+	}
+	if (map == 3 || (map == 1 && ((op >= 0x70 && op <= 0x73) ||
+	                              (op >= 0xc4 && op <= 0xc6) || op == 0xc2)))
+		n += 1;
+	if (left < n)
+		return 0;
+	if (mod == 0 && rm == 5)
+		*rip += pc + n;
+	return n;
+}
+
+/* Decodes one region, restarting at every entry (entries sorted). */
+static int sweep(struct scan *s, csh h, cs_insn *in, const struct region *r)
+{
+	const uint64_t *ent = s->entries.p;
+	size_t ne = s->entries.n, lo = 0, hi = ne;
+	uint64_t end = r->addr + r->size, addr = r->addr;
+	int rc;
+
+	while (lo < hi) {               /* first entry above the region start */
+		size_t mid = lo + (hi - lo) / 2;
+		if (ent[mid] <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (addr < end) {
+		uint64_t stop = lo < ne && ent[lo] < end ? ent[lo] : end;
+		const uint8_t *code = s->img + r->offset + (addr - r->addr);
+		size_t left = stop - addr;
+		uint64_t pc = addr;
+
+		while (left) {
+			if (!cs_disasm_iter(h, &code, &left, &pc, in)) {
+				uint64_t rip = 0;
+				size_t n = vex_length(code, left, pc, &rip);
+
+				if (n) {
+					s->track.live = false;
+					mark_start(s, pc);
+					/* The operand size is unknown: assume a
+					 * whole ZMM register. */
+					if (rip && (rc = push_ref(s, rip, pc, 64,
+					                          XOM_R_RIP_LOAD)))
+						return rc;
+				} else if (left >= 3 && code[0] == 0x0f && code[1] == 0x01 &&
+				           (code[2] == 0xee || code[2] == 0xef)) {
+					/* rdpkru/wrpkru, unknown to Capstone 4 */
+					s->track.live = false;
+					mark_start(s, pc);
+					n = 3;
+				} else {
+					s->track.live = false;
+					n = 1;  /* undecodable byte: skip it */
+				}
+				code += n, left -= n, pc += n;
+				continue;
+			}
+			mark_start(s, in->address);
+			if ((rc = track_insn(s, in)) || (rc = note_insn(s, in)))
+				return rc;
+		}
+		s->track.live = false;
+		s->code_bytes += stop - addr;
+		addr = stop;
+		while (lo < ne && ent[lo] <= addr)
+			lo++;
+	}
+	return 0;
+}
+
+static int collect_regions(struct scan *s, struct vec *out)
+{
+	const struct section *sec = s->secs.p;
+	const struct xom_segment *g = s->segs.p;
+	struct region *r;
+
+	for (size_t i = 0; i < s->secs.n; i++) {
+		if (!(sec[i].flags & SHF_EXECINSTR) || !(sec[i].flags & SHF_ALLOC) ||
+		    sec[i].type == SHT_NOBITS || !sec[i].size)
+			continue;
+		const struct xom_segment *seg = exec_seg_at(s, sec[i].addr);
+		/* Code outside every exec segment never runs; a section that
+		 * runs past its segment's file bytes is clipped to them. */
+		if (!seg)
+			continue;
+		uint64_t room = seg->vaddr + seg->filesz - sec[i].addr;
+		if (sec[i].addr >= seg->vaddr + seg->filesz)
+			continue;
+		if (!(r = vec_push(out)))
+			return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
+		*r = (struct region){ sec[i].addr,
+		                      sec[i].size < room ? sec[i].size : room,
+		                      sec[i].offset };
+	}
+	if (s->secs.n)
+		return 0;
+	/* Without section headers every file byte of an exec segment is
+	 * treated as code to decode. */
+	for (size_t i = 0; i < s->segs.n; i++) {
+		if (!(r = vec_push(out)))
+			return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
+		*r = (struct region){ g[i].vaddr, g[i].filesz, g[i].offset };
+	}
+	return 0;
+}
+
+int disasm_code(struct scan *s)
+{
+	const struct xom_segment *g = s->segs.p;
+	struct vec regions = { .size = sizeof(struct region) };
+	uint64_t total = 0;
+	cs_insn *in = NULL;
+	cs_err ce;
+	csh h = 0;
+	int rc;
+
+	for (size_t i = 0; i < s->segs.n; i++)
+		if (__builtin_add_overflow(total, g[i].filesz, &total) || total > s->len)
+			return scan_fail(s, XOM_SCAN_EMALFORMED,
+			                 "malformed: executable segments hold more bytes than the file");
+	s->starts_len = total;
+	s->starts = calloc(total / 8 + 1, 1);
+	if (!s->starts)
+		return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
+
+	if ((ce = cs_open(CS_ARCH_X86, CS_MODE_64, &h)) != CS_ERR_OK)
+		return scan_fail(s, XOM_SCAN_EDISASM, "cannot start the disassembler: %s",
+		                 cs_strerror(ce));
+	/* Operand details are what the analysis reads; skipdata stays off so
+	 * that an undecodable byte is seen and skipped one at a time. */
+	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
+	in = cs_malloc(h);
+	if (!in) {
+		rc = scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = collect_regions(s, &regions)))
+		goto out;
+	for (size_t i = 0; i < regions.n; i++)
+		if ((rc = sweep(s, h, in, (struct region *)regions.p + i)))
+			goto out;
+out:
+	vec_free(&regions);
+	if (in)
+		cs_free(in, 1);
+	cs_close(&h);
+	return rc;
+}

@@ -1,0 +1,598 @@
+/*
+ * elf.c - validates an ELF image and collects what the later stages need:
+ * executable segments, sections, symbols, relocation targets, code entries
+ * and the build-id.
+ *
+ * libelf parses the header tables; every offset and size taken from them is
+ * still checked here against the image with overflow-safe arithmetic before
+ * a byte is read, because libelf checks tables, not what they point to.
+ */
+#include <gelf.h>
+#include <libelf.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scan_int.h"
+
+int scan_fail(struct scan *s, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (s->err && s->errlen) {
+		va_start(ap, fmt);
+		vsnprintf(s->err, s->errlen, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+bool image_has(const struct scan *s, uint64_t off, uint64_t n)
+{
+	uint64_t end;
+
+	return !__builtin_add_overflow(off, n, &end) && end <= s->len;
+}
+
+void *vec_push(struct vec *v)
+{
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : 64;
+		size_t bytes;
+		void *p;
+
+		if (__builtin_mul_overflow(cap, v->size, &bytes))
+			return NULL;
+		p = realloc(v->p, bytes);
+		if (!p)
+			return NULL;
+		v->p = p;
+		v->cap = cap;
+	}
+	return (char *)v->p + v->n++ * v->size;
+}
+
+void vec_free(struct vec *v)
+{
+	free(v->p);
+	v->p = NULL;
+	v->n = v->cap = 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void vec_sort_u64(struct vec *v)
+{
+	uint64_t *a = v->p;
+	size_t i, n = 0;
+
+	if (!v->n)
+		return;
+	qsort(a, v->n, sizeof *a, cmp_u64);
+	for (i = 0; i < v->n; i++)
+		if (!n || a[n - 1] != a[i])
+			a[n++] = a[i];
+	v->n = n;
+}
+
+const struct xom_segment *exec_seg_at(const struct scan *s, uint64_t vaddr)
+{
+	const struct xom_segment *g = s->segs.p;
+	size_t i;
+
+	/* Files have one to three executable segments: a scan beats a search. */
+	for (i = 0; i < s->segs.n; i++)
+		if (vaddr >= g[i].vaddr && vaddr - g[i].vaddr < g[i].memsz)
+			return &g[i];
+	return NULL;
+}
+
+static bool in_exec(const struct scan *s, uint64_t vaddr)
+{
+	return exec_seg_at(s, vaddr) != NULL;
+}
+
+static int add_entry(struct scan *s, uint64_t addr)
+{
+	uint64_t *e;
+
+	if (!in_exec(s, addr))
+		return 0;
+	e = vec_push(&s->entries);
+	if (!e)
+		return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
+	*e = addr;
+	return 0;
+}
+
+static int add_ref(struct scan *s, uint64_t target, uint32_t size,
+                   enum xom_reason reason)
+{
+	struct ref *r;
+
+	if (!in_exec(s, target))
+		return 0;
+	r = vec_push(&s->refs);
+	if (!r)
+		return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
+	*r = (struct ref){ .target = target, .size = size, .reason = reason };
+	return 0;
+}
+
+static int cmp_seg(const void *a, const void *b)
+{
+	const struct xom_segment *x = a, *y = b;
+
+	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+}
+
+/* Reads NT_GNU_BUILD_ID from one PT_NOTE segment, if it holds one. */
+static void read_build_id(struct scan *s, uint64_t off, uint64_t size)
+{
+	uint64_t pos = off, end = off + size;   /* checked by the caller */
+
+	while (end - pos >= 12) {
+		const uint8_t *p = s->img + pos;
+		uint32_t namesz, descsz, type;
+		uint64_t name_pad, desc_pad;
+
+		memcpy(&namesz, p, 4);
+		memcpy(&descsz, p + 4, 4);
+		memcpy(&type, p + 8, 4);
+		name_pad = ((uint64_t)namesz + 3) & ~3ull;
+		desc_pad = ((uint64_t)descsz + 3) & ~3ull;
+		if (name_pad + desc_pad > end - pos - 12)
+			return;
+		if (type == NT_GNU_BUILD_ID && namesz == 4 &&
+		    !memcmp(p + 12, "GNU", 4) && descsz > 0 &&
+		    descsz <= sizeof s->build_id) {
+			memcpy(s->build_id, p + 12 + name_pad, descsz);
+			s->build_id_len = (uint8_t)descsz;
+			return;
+		}
+		pos += 12 + name_pad + desc_pad;
+	}
+}
+
+static int load_phdrs(struct scan *s, Elf *e)
+{
+	size_t n, i;
+
+	if (elf_getphdrnum(e, &n) != 0)
+		return scan_fail(s, XOM_SCAN_EMALFORMED,
+		                 "malformed: program headers: %s", elf_errmsg(-1));
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		uint64_t end;
+
+		if (!gelf_getphdr(e, (int)i, &ph))
+			return scan_fail(s, XOM_SCAN_EMALFORMED,
+			                 "malformed: program header %zu: %s", i,
+			                 elf_errmsg(-1));
+		if (ph.p_type != PT_LOAD && ph.p_type != PT_NOTE &&
+		    ph.p_type != PT_DYNAMIC)
+			continue;
+		if (!image_has(s, ph.p_offset, ph.p_filesz))
+			return scan_fail(s, XOM_SCAN_EMALFORMED,
+			                 "malformed: segment %zu (offset %#llx, size %#llx) past end of file",
+			                 i, (unsigned long long)ph.p_offset,
+			                 (unsigned long long)ph.p_filesz);
+		if (ph.p_type == PT_NOTE) {
+			if (!s->build_id_len)
+				read_build_id(s, ph.p_offset, ph.p_filesz);
+			continue;
+		}
+		if (ph.p_type == PT_DYNAMIC) {
+			const uint8_t *d = s->img + ph.p_offset;
+			uint64_t k;
+
+			for (k = 0; k + 16 <= ph.p_filesz; k += 16) {
+				int64_t tag;
+				uint64_t val;
+
+				memcpy(&tag, d + k, 8);
+				memcpy(&val, d + k + 8, 8);
+				if (tag == DT_NULL)
+					break;
+				if (tag == DT_TEXTREL ||
+				    (tag == DT_FLAGS && (val & DF_TEXTREL)))
+					s->textrel = true;
+			}
+			continue;
+		}
+		if (__builtin_add_overflow(ph.p_vaddr, ph.p_memsz, &end))
+			return scan_fail(s, XOM_SCAN_EMALFORMED,
+			                 "malformed: segment %zu wraps the address space", i);
+		if (ph.p_filesz > ph.p_memsz)
+			return scan_fail(s, XOM_SCAN_EMALFORMED,
+			                 "malformed: segment %zu file size exceeds memory size", i);
+		struct xom_segment seg = {
+			.vaddr = ph.p_vaddr, .memsz = ph.p_memsz,
+			.offset = ph.p_offset, .filesz = ph.p_filesz,
+			.flags = ph.p_flags,
+		};
+		struct xom_segment *slot = vec_push(&s->loads);
+		if (!slot)
+			return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
+		*slot = seg;
+		if (!(ph.p_flags & PF_X) || !ph.p_memsz)
+			continue;
+		if (ph.p_flags & PF_W)
+			s->writable_exec = true;
+		slot = vec_push(&s->segs);
+		if (!slot)
+			return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
+		*slot = seg;
+	}
+	qsort(s->segs.p, s->segs.n, sizeof(struct xom_segment), cmp_seg);
+	const struct xom_segment *g = s->segs.p;
+	for (i = 1; i < s->segs.n; i++)
+		if (g[i].vaddr < g[i - 1].vaddr + g[i - 1].memsz)
+			return scan_fail(s, XOM_SCAN_EMALFORMED,
+			                 "malformed: overlapping executable segments at %#llx",
+			                 (unsigned long long)g[i].vaddr);
+	return 0;
+}
+
+static int load_sections(struct scan *s, Elf *e)
+{
+	size_t n, strndx, i;
+
+	if (elf_getshdrnum(e, &n) != 0)
+		return scan_fail(s, XOM_SCAN_EMALFORMED,
+		                 "malformed: section headers: %s", elf_errmsg(-1));
+	if (n == 0)
+		return 0;
+	if (elf_getshdrstrndx(e, &strndx) != 0)
+		return scan_fail(s, XOM_SCAN_EMALFORMED,
+		                 "malformed: section name table index: %s",
+		                 elf_errmsg(-1));
+	for (i = 1; i < n; i++) {
+		Elf_Scn *scn = elf_getscn(e, i);
+		GElf_Shdr sh;
+		struct section *sec;
+		const char *name;
+
+		if (!scn || !gelf_getshdr(scn, &sh))
+			return scan_fail(s, XOM_SCAN_EMALFORMED,
+			                 "malformed: section header %zu: %s", i,
+			                 elf_errmsg(-1));
+		if (sh.sh_type != SHT_NOBITS && !image_has(s, sh.sh_offset, sh.sh_size))
+			return scan_fail(s, XOM_SCAN_EMALFORMED,
+			                 "malformed: section %zu (offset %#llx, size %#llx) past end of file",
+			                 i, (unsigned long long)sh.sh_offset,
+			                 (unsigned long long)sh.sh_size);
+		name = elf_strptr(e, strndx, sh.sh_name);
+		sec = vec_push(&s->secs);
+		if (!sec)
+			return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
+		*sec = (struct section){
+			.addr = sh.sh_addr, .size = sh.sh_size,
+			.offset = sh.sh_offset, .flags = sh.sh_flags,
+			.entsize = sh.sh_entsize, .type = sh.sh_type,
+			.name = name ? name : "",
+		};
+	}
+	return 0;
+}
+
+static int add_symbol(struct scan *s, const Elf64_Sym *sym, const char *name)
+{
+	size_t len = strnlen(name, 256);
+	struct xom_sym *x;
+	char *dst;
+	size_t k;
+
+	x = vec_push(&s->syms);
+	if (!x)
+		return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
+	*x = (struct xom_sym){ .addr = sym->st_value, .size = sym->st_size,
+	                       .name = (uint32_t)s->names.n };
+	for (k = 0; k <= len; k++) {
+		dst = vec_push(&s->names);
+		if (!dst)
+			return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
+		*dst = k < len ? name[k] : 0;
+	}
+	return 0;
+}
+
+/* Takes function starts and extents from one symbol table. */
+static int load_symtab(struct scan *s, const struct section *sec)
+{
+	uint64_t count, k;
+	int rc;
+
+	if (sec->entsize != sizeof(Elf64_Sym))
+		return scan_fail(s, XOM_SCAN_EMALFORMED,
+		                 "malformed: symbol table '%s' has entry size %llu",
+		                 sec->name, (unsigned long long)sec->entsize);
+	count = sec->size / sizeof(Elf64_Sym);
+	for (k = 1; k < count; k++) {
+		Elf64_Sym sym;
+		int type;
+
+		memcpy(&sym, s->img + sec->offset + k * sizeof sym, sizeof sym);
+		type = ELF64_ST_TYPE(sym.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
+		    sym.st_shndx == SHN_UNDEF || sym.st_value == 0 ||
+		    !in_exec(s, sym.st_value))
+			continue;
+		if ((rc = add_entry(s, sym.st_value)))
+			return rc;
+		if (sym.st_size && sym.st_size < (1ull << 32)) {
+			struct xom_range *f = vec_push(&s->funcs);
+			if (!f)
+				return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
+			f->start = sym.st_value;
+			f->end = sym.st_value + sym.st_size;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Symbol names need the string table that sh_link names; libelf's
+ * elf_strptr checks that index and offset, so names go through it.
+ */
+static int load_symbols(struct scan *s, Elf *e)
+{
+	bool have_symtab = false;
+	size_t i, n = s->secs.n;
+	int rc;
+
+	for (i = 0; i < n; i++)
+		if (((struct section *)s->secs.p)[i].type == SHT_SYMTAB)
+			have_symtab = true;
+	for (i = 0; i < n; i++) {
+		const struct section *sec = (struct section *)s->secs.p + i;
+		bool names = sec->type == (have_symtab ? SHT_SYMTAB : SHT_DYNSYM);
+		Elf_Scn *scn;
+		GElf_Shdr sh;
+		uint64_t count, k;
+
+		if (sec->type != SHT_SYMTAB && sec->type != SHT_DYNSYM)
+			continue;
+		if ((rc = load_symtab(s, sec)))
+			return rc;
+		if (!names)
+			continue;
+		scn = elf_getscn(e, i + 1);
+		if (!scn || !gelf_getshdr(scn, &sh))
+			continue;
+		count = sec->size / sizeof(Elf64_Sym);
+		for (k = 1; k < count; k++) {
+			Elf64_Sym sym;
+			const char *name;
+			int type;
+
+			memcpy(&sym, s->img + sec->offset + k * sizeof sym, sizeof sym);
+			type = ELF64_ST_TYPE(sym.st_info);
+			if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0 ||
+			    !in_exec(s, sym.st_value) ||
+			    (type != STT_FUNC && type != STT_GNU_IFUNC &&
+			     type != STT_OBJECT && type != STT_NOTYPE))
+				continue;
+			name = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (!name || !*name)
+				continue;
+			if ((rc = add_symbol(s, &sym, name)))
+				return rc;
+		}
+	}
+	return 0;
+}
+
+static bool in_array_section(const struct scan *s, uint64_t vaddr)
+{
+	const struct section *sec = s->secs.p;
+	size_t i;
+
+	for (i = 0; i < s->secs.n; i++)
+		if ((sec[i].type == SHT_INIT_ARRAY || sec[i].type == SHT_FINI_ARRAY ||
+		     sec[i].type == SHT_PREINIT_ARRAY) &&
+		    vaddr >= sec[i].addr && vaddr - sec[i].addr < sec[i].size)
+			return true;
+	return false;
+}
+
+/*
+ * Relocations that store an address of the code: function pointers in
+ * init arrays and ifunc resolvers are entries; the rest are references that
+ * map.c classifies (a pointer into the middle of a function is a code label,
+ * one outside every function is data).
+ */
+static int load_relocs(struct scan *s)
+{
+	size_t i;
+	int rc;
+
+	for (i = 0; i < s->secs.n; i++) {
+		const struct section *sec = (struct section *)s->secs.p + i;
+		uint64_t k, count;
+
+		if (sec->type != SHT_RELA)
+			continue;
+		if (sec->entsize != sizeof(Elf64_Rela))
+			return scan_fail(s, XOM_SCAN_EMALFORMED,
+			                 "malformed: relocation section '%s' has entry size %llu",
+			                 sec->name, (unsigned long long)sec->entsize);
+		count = sec->size / sizeof(Elf64_Rela);
+		for (k = 0; k < count; k++) {
+			Elf64_Rela r;
+			uint32_t type;
+
+			memcpy(&r, s->img + sec->offset + k * sizeof r, sizeof r);
+			type = ELF64_R_TYPE(r.r_info);
+			if (type != R_X86_64_RELATIVE && type != R_X86_64_IRELATIVE)
+				continue;
+			if (type == R_X86_64_IRELATIVE || in_array_section(s, r.r_offset))
+				rc = add_entry(s, (uint64_t)r.r_addend);
+			else
+				rc = add_ref(s, (uint64_t)r.r_addend, 0, XOM_R_ABSOLUTE);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/* Init arrays of non-PIE files hold plain addresses, with no relocation. */
+static int load_arrays(struct scan *s)
+{
+	size_t i;
+	int rc;
+
+	for (i = 0; i < s->secs.n; i++) {
+		const struct section *sec = (struct section *)s->secs.p + i;
+		uint64_t k;
+
+		if (sec->type != SHT_INIT_ARRAY && sec->type != SHT_FINI_ARRAY &&
+		    sec->type != SHT_PREINIT_ARRAY)
+			continue;
+		for (k = 0; k + 8 <= sec->size; k += 8) {
+			uint64_t v;
+
+			memcpy(&v, s->img + sec->offset + k, 8);
+			if ((rc = add_entry(s, v)))
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/* Every slot of a PLT is a call target even when nothing in the file calls it. */
+static int load_plt(struct scan *s)
+{
+	size_t i;
+	int rc;
+
+	for (i = 0; i < s->secs.n; i++) {
+		const struct section *sec = (struct section *)s->secs.p + i;
+		uint64_t step, k;
+
+		if (!(sec->flags & SHF_EXECINSTR) || strncmp(sec->name, ".plt", 4) != 0)
+			continue;
+		step = sec->entsize >= 8 && sec->entsize <= 64 ? sec->entsize : 16;
+		for (k = 0; k < sec->size; k += step)
+			if ((rc = add_entry(s, sec->addr + k)))
+				return rc;
+	}
+	return 0;
+}
+
+/* Headers, non-code sections and other segments that share an exec page. */
+static int load_noncode(struct scan *s, const GElf_Ehdr *eh)
+{
+	const struct xom_segment *g = s->segs.p, *l = s->loads.p;
+	size_t i, k;
+	int rc;
+
+	for (i = 0; i < s->segs.n; i++) {
+		uint64_t hdr[2][2] = {
+			{ 0, eh->e_ehsize },
+			{ eh->e_phoff, (uint64_t)eh->e_phnum * eh->e_phentsize },
+		};
+		for (k = 0; k < 2; k++) {
+			uint64_t off = hdr[k][0], n = hdr[k][1], lo, hi;
+
+			if (!n || off >= g[i].offset + g[i].filesz ||
+			    off + n <= g[i].offset)
+				continue;
+			lo = off > g[i].offset ? off : g[i].offset;
+			hi = off + n < g[i].offset + g[i].filesz ? off + n
+			                                         : g[i].offset + g[i].filesz;
+			for (uint64_t a = lo; a < hi; a += 4096) {
+				uint64_t v = g[i].vaddr + (a - g[i].offset);
+				uint64_t len = hi - a < 4096 ? hi - a : 4096;
+				if ((rc = add_ref(s, v, (uint32_t)len, XOM_R_HEADER)))
+					return rc;
+			}
+		}
+	}
+	for (i = 0; i < s->secs.n; i++) {
+		const struct section *sec = (struct section *)s->secs.p + i;
+
+		if (!(sec->flags & SHF_ALLOC) || (sec->flags & SHF_EXECINSTR) ||
+		    sec->type == SHT_NOBITS || !sec->size)
+			continue;
+		for (uint64_t a = 0; a < sec->size; a += 4096) {
+			uint64_t len = sec->size - a < 4096 ? sec->size - a : 4096;
+			if ((rc = add_ref(s, sec->addr + a, (uint32_t)len, XOM_R_SECTION)))
+				return rc;
+		}
+	}
+	for (k = 0; k < s->loads.n; k++) {
+		if (l[k].flags & PF_X)
+			continue;
+		for (i = 0; i < s->segs.n; i++) {
+			uint64_t plo = g[i].vaddr & ~(uint64_t)4095;
+			uint64_t phi = (g[i].vaddr + g[i].memsz + 4095) & ~(uint64_t)4095;
+			uint64_t lo = l[k].vaddr > plo ? l[k].vaddr : plo;
+			uint64_t hi = l[k].vaddr + l[k].memsz < phi ? l[k].vaddr + l[k].memsz : phi;
+
+			/* Only bytes that land in this segment's own pages matter;
+			 * add_ref() keeps those inside the segment proper. */
+			for (uint64_t a = lo; a < hi; a += 4096) {
+				uint64_t len = hi - a < 4096 ? hi - a : 4096;
+				if ((rc = add_ref(s, a, (uint32_t)len, XOM_R_OUTSIDE)))
+					return rc;
+			}
+		}
+	}
+	return 0;
+}
+
+int elf_load(struct scan *s)
+{
+	const unsigned char *id = s->img;
+	GElf_Ehdr eh;
+	Elf *e;
+	int rc;
+
+	if (s->len < EI_NIDENT || memcmp(id, ELFMAG, SELFMAG) != 0)
+		return scan_fail(s, XOM_SCAN_EUNSUPPORTED, "unsupported: not an ELF file");
+	if (id[EI_CLASS] != ELFCLASS64)
+		return scan_fail(s, XOM_SCAN_EUNSUPPORTED, "unsupported: not a 64-bit ELF file");
+	if (id[EI_DATA] != ELFDATA2LSB)
+		return scan_fail(s, XOM_SCAN_EUNSUPPORTED, "unsupported: not little-endian");
+	if (s->len < sizeof(Elf64_Ehdr))
+		return scan_fail(s, XOM_SCAN_EMALFORMED, "malformed: truncated ELF header");
+
+	elf_version(EV_CURRENT);
+	e = elf_memory((char *)(uintptr_t)s->img, s->len);
+	if (!e || elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh)) {
+		rc = scan_fail(s, XOM_SCAN_EMALFORMED, "malformed: ELF header: %s",
+		               elf_errmsg(-1));
+		goto out;
+	}
+	if (eh.e_machine != EM_X86_64) {
+		rc = scan_fail(s, XOM_SCAN_EUNSUPPORTED,
+		               "unsupported: machine %u is not x86-64", eh.e_machine);
+		goto out;
+	}
+	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) {
+		rc = scan_fail(s, XOM_SCAN_EUNSUPPORTED,
+		               "unsupported: ELF type %u is neither an executable nor a shared object",
+		               eh.e_type);
+		goto out;
+	}
+	s->e_type = eh.e_type;
+	s->e_entry = eh.e_entry;
+
+	if ((rc = load_phdrs(s, e)) || (rc = load_sections(s, e)) ||
+	    (rc = load_symbols(s, e)) || (rc = load_relocs(s)) ||
+	    (rc = load_arrays(s)) || (rc = load_plt(s)) ||
+	    (rc = load_noncode(s, &eh)) || (rc = add_entry(s, eh.e_entry)))
+		goto out;
+out:
+	if (e)
+		elf_end(e);
+	return rc;
+}

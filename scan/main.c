@@ -1,0 +1,215 @@
+/*
+ * xom-scan - prints the code map of ELF files: which executable pages xom
+ * can make execute-only, which stay readable and why, and the WRPKRU/XRSTOR
+ * byte sequences that could switch protection keys off.
+ *
+ * Exit status: 0 when every file was analysed, 2 when one could not be,
+ * 64 for a usage error.
+ */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xom_scan.h"
+
+enum { EXIT_UNANALYSED = 2, EXIT_USAGE = 64 };
+enum fmt { FMT_TEXT, FMT_JSON, FMT_MAP };
+
+/* Human output lists this many data ranges and gadgets; --json lists all. */
+#define TEXT_LIMIT 24
+
+static const char usage[] =
+	"usage: xom-scan [--json | --map] FILE...\n"
+	"\n"
+	"Shows which pages of each x86-64 ELF file's executable segments hold only\n"
+	"instructions (and can be made execute-only), and which hold bytes that\n"
+	"code reads as data, with the reason and the instruction that reads them.\n"
+	"\n"
+	"  (default)  a summary per file: pages, coverage, data ranges, gadgets\n"
+	"  --map      one character per executable page:\n"
+	"               .  execute-only   D  data read by code\n"
+	"               H  headers or non-code sections   W  whole file readable\n"
+	"  --json     one JSON object per file per line (link-time addresses)\n"
+	"  -h, --help this text\n"
+	"\n"
+	"Exit status: 0 all files analysed, 2 some file could not be, 64 usage.\n";
+
+static void print_where(const struct xom_map *m, uint64_t a)
+{
+	uint64_t off;
+	const char *sym = xom_map_symbol(m, a, &off);
+
+	if (sym)
+		printf(" (%s+%#" PRIx64 ")", sym, off);
+}
+
+static double coverage(const struct xom_map *m)
+{
+	return m->exec_pages ? 100.0 * (double)m->xom_pages / (double)m->exec_pages : 0;
+}
+
+static void print_text(const char *file, const struct xom_map *m)
+{
+	size_t nw = 0, nx = 0, aw = 0, ax = 0;
+
+	printf("%s: %zu exec pages, %zu execute-only (%.1f%%), %zu readable\n",
+	       file, m->exec_pages, m->xom_pages, coverage(m),
+	       m->exec_pages - m->xom_pages);
+	if (m->whole)
+		printf("  whole file readable: %s\n", xom_reason_name(m->whole));
+	for (size_t i = 0; i < m->nreadable; i++)
+		printf("  readable %#" PRIx64 "-%#" PRIx64 " (%" PRIu64 " pages)\n",
+		       m->readable[i].start, m->readable[i].end,
+		       (m->readable[i].end - m->readable[i].start) / XOM_PAGE_SIZE);
+	for (size_t i = 0; i < m->ndata && i < TEXT_LIMIT; i++) {
+		const struct xom_data *d = &m->data[i];
+
+		printf("  data %#" PRIx64 "-%#" PRIx64 " %-8s", d->start, d->end,
+		       xom_reason_name(d->reason));
+		print_where(m, d->start);
+		if (d->has_ref) {
+			printf(" read by %#" PRIx64, d->ref);
+			print_where(m, d->ref);
+		}
+		putchar('\n');
+	}
+	if (m->ndata > TEXT_LIMIT)
+		printf("  ... %zu more data ranges (--json lists all)\n",
+		       m->ndata - TEXT_LIMIT);
+	for (size_t i = 0; i < m->ngadgets; i++) {
+		bool w = m->gadgets[i].kind == XOM_G_WRPKRU;
+		nw += w, nx += !w;
+		aw += w && m->gadgets[i].aligned, ax += !w && m->gadgets[i].aligned;
+	}
+	printf("  gadgets: %zu wrpkru (%zu aligned), %zu xrstor (%zu aligned)\n",
+	       nw, aw, nx, ax);
+	for (size_t i = 0; i < m->ngadgets && i < TEXT_LIMIT; i++) {
+		const struct xom_gadget *g = &m->gadgets[i];
+
+		printf("    %#" PRIx64 " %s %s", g->addr,
+		       g->kind == XOM_G_WRPKRU ? "wrpkru" : "xrstor",
+		       g->aligned ? "aligned" : "unaligned");
+		print_where(m, g->addr);
+		putchar('\n');
+	}
+	if (m->ngadgets > TEXT_LIMIT)
+		printf("    ... %zu more (--json lists all)\n", m->ngadgets - TEXT_LIMIT);
+}
+
+static void print_map(const char *file, const struct xom_map *m)
+{
+	static const char glyph[] = { '.', 'D', 'H', 'W' };
+	const unsigned per_line = 64;
+
+	printf("%s: %zu exec pages, %zu execute-only (%.1f%%)\n", file,
+	       m->exec_pages, m->xom_pages, coverage(m));
+	for (size_t p = 0; p < m->npages; p++) {
+		/* A new line at every 64 pages and wherever the pages jump. */
+		if (p % per_line == 0 ||
+		    m->page_addr[p] != m->page_addr[p - 1] + XOM_PAGE_SIZE) {
+			if (p)
+				putchar('\n');
+			printf("  %#10" PRIx64 " ", m->page_addr[p]);
+		}
+		putchar(glyph[m->page_kind[p] & 3]);
+	}
+	if (m->npages)
+		putchar('\n');
+}
+
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static void print_json(const char *file, const struct xom_map *m)
+{
+	printf("{\"file\": ");
+	json_string(file);
+	printf(", \"exec_pages\": %zu, \"xom_pages\": %zu, \"readable\": [",
+	       m->exec_pages, m->xom_pages);
+	for (size_t i = 0; i < m->nreadable; i++)
+		printf("%s[%" PRIu64 ", %" PRIu64 "]", i ? ", " : "",
+		       m->readable[i].start, m->readable[i].end);
+	printf("], \"data\": [");
+	for (size_t i = 0; i < m->ndata; i++) {
+		const struct xom_data *d = &m->data[i];
+
+		printf("%s{\"start\": %" PRIu64 ", \"end\": %" PRIu64
+		       ", \"reason\": \"%s\", \"ref\": ", i ? ", " : "",
+		       d->start, d->end, xom_reason_name(d->reason));
+		if (d->has_ref)
+			printf("%" PRIu64 "}", d->ref);
+		else
+			printf("null}");
+	}
+	printf("], \"gadgets\": [");
+	for (size_t i = 0; i < m->ngadgets; i++)
+		printf("%s{\"addr\": %" PRIu64 ", \"kind\": \"%s\", \"aligned\": %s}",
+		       i ? ", " : "", m->gadgets[i].addr,
+		       m->gadgets[i].kind == XOM_G_WRPKRU ? "wrpkru" : "xrstor",
+		       m->gadgets[i].aligned ? "true" : "false");
+	printf("]}\n");
+}
+
+int main(int argc, char **argv)
+{
+	enum fmt fmt = FMT_TEXT;
+	int status = 0, i;
+
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "--")) {
+			i++;
+			break;
+		} else if (!strcmp(argv[i], "--json")) {
+			fmt = FMT_JSON;
+		} else if (!strcmp(argv[i], "--map")) {
+			fmt = FMT_MAP;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			fputs(usage, stdout);
+			return 0;
+		} else {
+			fprintf(stderr, "xom-scan: unknown option '%s'\n%s", argv[i], usage);
+			return EXIT_USAGE;
+		}
+	}
+	if (i == argc) {
+		fprintf(stderr, "xom-scan: no file given\n%s", usage);
+		return EXIT_USAGE;
+	}
+	for (; i < argc; i++) {
+		char err[256];
+		struct xom_map *m;
+
+		if (xom_scan_file(argv[i], &m, err, sizeof err) != 0) {
+			fflush(stdout);
+			fprintf(stderr, "xom-scan: %s: %s\n", argv[i], err);
+			status = EXIT_UNANALYSED;
+			continue;
+		}
+		if (fmt == FMT_JSON)
+			print_json(argv[i], m);
+		else if (fmt == FMT_MAP)
+			print_map(argv[i], m);
+		else
+			print_text(argv[i], m);
+		xom_map_free(m);
+	}
+	if (fflush(stdout) != 0) {
+		perror("xom-scan: stdout");
+		return EXIT_UNANALYSED;
+	}
+	return status;
+}

@@ -1,0 +1,102 @@
+/*
+ * scan_int.h - what the scanner's stages share.  Not installed; the public
+ * contract is xom_scan.h.
+ *
+ * The stages run in order on one struct scan:
+ *   elf.c      validates the image and collects segments, sections,
+ *              symbols, relocations and the build-id;
+ *   ehframe.c  adds function starts and extents from .eh_frame;
+ *   disasm.c   decodes the code and records every reference into it;
+ *   map.c      turns references into data ranges, pages and gadgets.
+ */
+#ifndef XOM_SCAN_INT_H
+#define XOM_SCAN_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xom_scan.h"
+
+#define XOM_API __attribute__((visibility("default")))
+
+/* A growable array of fixed-size items (no per-item allocation). */
+struct vec {
+	void *p;
+	size_t n, cap, size;
+};
+
+struct section {
+	uint64_t addr, size, offset;
+	uint64_t flags, entsize;
+	uint32_t type;
+	const char *name;       /* points into the image; "" when unknown */
+};
+
+struct ref {                    /* a reference found in code or data */
+	uint64_t target, ref;
+	uint32_t size;          /* bytes read, or 0: "runs to the next entry" */
+	uint8_t reason;         /* enum xom_reason */
+	uint8_t has_ref;
+};
+
+struct scan {
+	const uint8_t *img;
+	size_t len;
+	char *err;
+	size_t errlen;
+
+	uint16_t e_type;
+	uint64_t e_entry;
+	bool textrel, writable_exec;
+
+	struct vec segs;        /* struct xom_segment: exec PT_LOADs */
+	struct vec loads;       /* struct xom_segment: every PT_LOAD */
+	struct vec secs;        /* struct section: every section */
+	uint64_t hdr_end;       /* file bytes [0, hdr_end) are headers */
+
+	struct vec entries;     /* uint64_t: code entries (functions, PLT, ...) */
+	struct vec funcs;       /* struct xom_range: known function extents */
+	struct vec refs;        /* struct ref */
+	struct vec calls;       /* uint64_t: direct call targets */
+	struct vec syms;        /* struct xom_sym */
+	struct vec names;       /* char */
+
+	uint8_t *starts;        /* one bit per exec byte: an instruction starts here */
+	uint64_t starts_base, starts_len;
+	uint64_t code_bytes;
+
+	uint8_t build_id_len;
+	uint8_t build_id[64];
+
+	struct {                /* disasm.c: where a lea's register goes */
+		bool live;
+		uint32_t regs;  /* bit (reg % 32) per 64-bit register */
+		uint64_t target;
+		unsigned left;
+	} track;
+};
+
+/* Formats a message into s->err and returns code. */
+int scan_fail(struct scan *s, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+void *vec_push(struct vec *v);
+void vec_free(struct vec *v);
+void vec_sort_u64(struct vec *v);       /* sorts and removes duplicates */
+
+/* True when [off, off + n) lies inside the image, without overflow. */
+bool image_has(const struct scan *s, uint64_t off, uint64_t n);
+
+/* The executable segment holding vaddr, or NULL. */
+const struct xom_segment *exec_seg_at(const struct scan *s, uint64_t vaddr);
+
+/* True when a decoded instruction starts at vaddr. */
+bool scan_is_start(const struct scan *s, uint64_t vaddr);
+
+int elf_load(struct scan *s);
+int ehframe_parse(struct scan *s);
+int disasm_code(struct scan *s);
+int map_build(struct scan *s, struct xom_map *m);
+
+#endif
