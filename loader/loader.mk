@@ -1,0 +1,46 @@
+# loader/: the runtime core, the LD_AUDIT module libxom-audit.so, and the
+# xom-plan helper that runs the scanner on a plan-cache miss.  The core is
+# compiled once (PIC, hidden) and linked into both libxom.so and
+# libxom-audit.so; neither links Capstone or libelf.
+
+LOADER_OBJ := $(B)/loader/core.o $(B)/loader/plan.o $(B)/loader/format.o
+RUNTIME_LDFLAGS := -shared -Wl,--no-undefined -Wl,-z,now,-z,relro \
+	-Wl,--hash-style=both
+
+ALL += $(B)/libxom-audit.so $(B)/xom-plan
+
+$(B)/loader/%.o: loader/%.c | $(B)/.deps-build
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(XCFLAGS) -c -o $@ $<
+
+# Exports la_* and xom_audit_api only.
+$(B)/libxom-audit.so: $(LOADER_OBJ) $(B)/loader/audit.o loader/audit.map
+	$(CC) -o $@ $(LOADER_OBJ) $(B)/loader/audit.o $(XLDFLAGS) \
+		$(RUNTIME_LDFLAGS) -Wl,--version-script=loader/audit.map
+
+# Found by the runtime next to its own library, so libxom-scan.so is found
+# next to it too.
+$(B)/xom-plan: $(B)/loader/plan_tool.o $(B)/loader/format.o $(B)/libxom-scan.so
+	$(CC) -o $@ $(B)/loader/plan_tool.o $(B)/loader/format.o $(XLDFLAGS) \
+		-L$(B) -lxom-scan -Wl,-rpath,'$$ORIGIN'
+
+# ---- tests (native; the enforcement tests run in the emulated-PKU VM) ----
+
+RT_TESTS := $(patsubst tests/runtime/%.c,$(B)/tests/runtime/%,\
+	$(wildcard tests/runtime/*.c))
+
+$(B)/tests/runtime/%: tests/runtime/%.c | $(B)/.deps-build
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -o $@ $< -ldl -lpthread
+
+$(B)/tests/runtime/libempty.so: tests/runtime/empty.c
+	@mkdir -p $(@D)
+	$(CC) -shared -fPIC -o $@ $<
+
+.PHONY: check-runtime runtime-tests
+runtime-tests: $(B)/libxom.so $(B)/libxom-audit.so $(B)/xom-plan \
+	$(RT_TESTS) $(B)/tests/runtime/libempty.so
+
+CHECKS += check-runtime
+check-runtime: runtime-tests
+	@B=$(B) tests/runtime/native.sh
