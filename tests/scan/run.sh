@@ -1,0 +1,580 @@
+#!/bin/bash
+# Tests of build/xom-scan against inputs with known answers.
+# Usage: tests/scan/run.sh BUILDDIR
+#
+# The inputs are built here from tests/scan/inputs/*.S, so every expected
+# answer follows from a few lines of assembly.  Each check prints
+# "PASS name" or "FAIL name: detail", and the run ends with
+# "N passed, N failed, N skipped".  Exit status 0 when nothing failed.
+#
+# Environment: CC (default gcc) builds the inputs; SANFLAGS says whether
+# xom-scan was built with sanitizers, which changes how memory is limited.
+set -u
+
+B=${1:?usage: tests/scan/run.sh BUILDDIR}
+SRC=$(cd "$(dirname "$0")" && pwd)
+SCAN=$B/xom-scan
+H=$B/tests/scan                 # helpers, built by tests/scan/scan.mk
+W=$H/work                       # inputs and outputs of this run
+CC=${CC:-gcc}
+PAGE=4096
+npass=0 nfail=0 nskip=0
+
+pass() { echo "PASS $1"; npass=$((npass + 1)); }
+fail() { echo "FAIL $1: $2"; nfail=$((nfail + 1)); }
+skip() { echo "SKIP $1: $2"; nskip=$((nskip + 1)); }
+
+rm -rf "$W" && mkdir -p "$W/bad"
+
+# An unbounded allocation must show up as an error, not as a machine that
+# swaps.  ASan reserves terabytes of address space, so under ASan the limit
+# is its own allocation cap instead of ulimit -v.
+case "${SANFLAGS:-}" in
+*address*)
+	export ASAN_OPTIONS=allocator_may_return_null=1:max_allocation_size_mb=2048:detect_leaks=1
+	export UBSAN_OPTIONS=print_stacktrace=1
+	vlimit=unlimited ;;
+*)	vlimit=2097152 ;;
+esac
+
+# Runs the scanner with a time and memory limit.  Sets rc, out (stdout
+# file) and err (stderr file); $1 names the output files.
+scan() {
+	local tag=$1
+	shift
+	out=$W/$tag.out err=$W/$tag.err
+	(ulimit -v "$vlimit"; exec timeout 10 "$SCAN" "$@") >"$out" 2>"$err"
+	rc=$?
+}
+
+# Describes how the last scan died, or prints nothing if it exited normally
+# without a sanitizer report.
+death() {
+	if [ "$rc" = 124 ]; then
+		echo "timed out after 10 s"
+	elif [ "$rc" -ge 128 ]; then
+		echo "killed by signal $((rc - 128))"
+	elif grep -qE 'Sanitizer|runtime error:' "$err"; then
+		echo "sanitizer report: $(grep -m1 -E 'Sanitizer|runtime error:' "$err")"
+	fi
+}
+
+first_err() { head -n 1 "$err"; }
+
+# --- helpers for maps ---------------------------------------------------------
+
+q() { "$H/scanq" "$@"; }
+
+# Scans FILE into $W/TAG.out and checks the shape; returns 1 (after a FAIL)
+# when there is no usable map.
+map_of() {
+	local tag=$1 file=$2 d msg
+	scan "$tag" --json "$file"
+	d=$(death)
+	if [ -n "$d" ]; then
+		fail "$tag: scan" "$d"
+		return 1
+	fi
+	if [ "$rc" != 0 ]; then
+		fail "$tag: scan" "exit $rc: $(first_err)"
+		return 1
+	fi
+	if [ "$(wc -l <"$out")" != 1 ]; then
+		fail "$tag: scan" "expected one JSON line, got $(wc -l <"$out")"
+		return 1
+	fi
+	if ! msg=$(q "$out" check); then
+		fail "$tag: json" "$msg"
+		return 1
+	fi
+	pass "$tag: scan and json shape"
+}
+
+# Symbol address from the unstripped build.  Arguments: SYMFILE NAME.
+sym() {
+	nm "$1" | awk -v s="$2" '$3 == s { print "0x" $1; exit }'
+}
+
+# expect_page TAG JSON ADDR WANT [REASON]: the page holding ADDR is WANT
+# (xom or readable), and if REASON is given, a data range holding ADDR has it.
+expect_page() {
+	local tag=$1 json=$2 addr=$3 want=$4 reason=${5:-} got r
+	local a=$(printf '%#x' "$addr")
+	got=$(q "$json" page "$a")
+	if [ "$got" != "$want" ]; then
+		r=$(q "$json" reason "$a")
+		fail "$tag @ $a" "expected $want, got $got (reasons at that address: $r)"
+		return
+	fi
+	if [ -n "$reason" ]; then
+		r=$(q "$json" reason "$a")
+		case " $r " in
+		*" $reason "*) ;;
+		*) fail "$tag @ $a" "readable as expected, but reason is '$r', expected $reason"
+		   return ;;
+		esac
+	fi
+	pass "$tag @ $a $want${reason:+ ($reason)}"
+}
+
+expect_ref() {
+	local tag=$1 json=$2 addr=$3 want=$4 got
+	got=$(q "$json" ref "$(printf '%#x' "$addr")")
+	case " $got " in
+	*" $(printf '%#x' "$want") "*) pass "$tag: ref of $(printf '%#x' "$addr")" ;;
+	*) fail "$tag: ref of $(printf '%#x' "$addr")" "expected $(printf '%#x' "$want"), got $got" ;;
+	esac
+}
+
+expect_eq() {
+	if [ "$3" = "$4" ]; then pass "$1: $2"; else fail "$1: $2" "expected '$4', got '$3'"; fi
+}
+
+# --- building the inputs ------------------------------------------------------
+
+build() {
+	local out=$1
+	shift
+	if ! "$CC" "$@" -o "$W/$out" 2>"$W/$out.log"; then
+		fail "build $out" "$(head -n 3 "$W/$out.log")"
+		return 1
+	fi
+}
+
+S=$SRC/inputs
+built=1
+build tables.so -shared -nostdlib -Wl,-z,separate-code "$S/tables.S" || built=0
+build tables-nosep.so -shared -nostdlib -Wl,-z,noseparate-code "$S/tables.S" || built=0
+build absolute -no-pie -nostdlib -Wl,-z,separate-code "$S/absolute.S" || built=0
+build textrel.so -shared -nostdlib -Wl,-z,notext "$S/textrel.S" || built=0
+build gadgets.so -shared -nostdlib -Wl,-z,separate-code "$S/gadgets.S" || built=0
+build gadgets-nosep.so -shared -nostdlib -Wl,-z,noseparate-code "$S/gadgets.S" || built=0
+for f in tables.so tables-nosep.so absolute gadgets.so; do
+	strip --strip-all -o "$W/${f%.so}-strip${f#"${f%.so}"}" "$W/$f" || built=0
+done
+if [ "$built" = 0 ] || [ ! -x "$SCAN" ]; then
+	[ -x "$SCAN" ] || fail "setup" "$SCAN is missing"
+	echo "$npass passed, $nfail failed, $nskip skipped"
+	exit 1
+fi
+
+# --- command line -------------------------------------------------------------
+
+t_usage() {
+	local args
+	for args in "" "--bogus $W/tables.so" "--json"; do
+		# shellcheck disable=SC2086
+		scan usage $args
+		if [ -n "$(death)" ]; then
+			fail "usage: xom-scan $args" "$(death)"
+		else
+			expect_eq "usage" "xom-scan $args exits 64" "$rc" 64
+		fi
+	done
+}
+
+t_io() {
+	scan io --json "$W/no-such-file"
+	if [ "$rc" = 2 ] && grep -q "^xom-scan: $W/no-such-file: cannot read" "$err" &&
+	   [ "$(wc -l <"$err")" = 1 ]; then
+		pass "io: missing file is exit 2 with one 'cannot read' line"
+	else
+		fail "io: missing file" "exit $rc, stderr: $(first_err)"
+	fi
+	scan io --json "$W"
+	if [ "$rc" = 2 ] && [ -z "$(death)" ] &&
+	   grep -qE "^xom-scan: $W: (cannot read|unsupported|malformed)" "$err"; then
+		pass "io: a directory is exit 2 with one line"
+	else
+		fail "io: a directory" "exit $rc, stderr: $(first_err)"
+	fi
+}
+
+# Several files: every good one is mapped, the bad one named, exit 2.
+t_multi() {
+	scan multi --json "$W/tables.so" "$W/no-such-file" "$W/gadgets.so"
+	if [ "$rc" = 2 ] && [ "$(wc -l <"$out")" = 2 ] &&
+	   [ "$(wc -l <"$err")" = 1 ] && grep -q "no-such-file" "$err"; then
+		pass "multi: good, missing, good gives 2 maps, 1 error, exit 2"
+	else
+		fail "multi" "exit $rc, $(wc -l <"$out") maps, stderr: $(first_err)"
+	fi
+	scan multi --json "$W/tables.so" "$W/gadgets.so"
+	expect_eq "multi" "two good files exit 0 with two lines" "$rc/$(wc -l <"$out")" "0/2"
+}
+
+t_modes() {
+	local m
+	for m in "" "--map"; do
+		# shellcheck disable=SC2086
+		scan modes $m "$W/tables.so"
+		if [ -z "$(death)" ] && [ "$rc" = 0 ] && [ -s "$out" ]; then
+			pass "modes: xom-scan ${m:-(summary)} prints something, exit 0"
+		else
+			fail "modes: xom-scan ${m:-(summary)}" "exit $rc $(death) $(first_err)"
+		fi
+	done
+}
+
+# --- tables in .text ----------------------------------------------------------
+
+# The answers for tables.S, page by page, as "FUNCTION PAGES WANT [REASON]":
+# the page FUNCTION + PAGES*4096 must be WANT.  The page of `biased` itself
+# holds the biased base address, so either answer is right there.
+TABLES_EXPECT='
+pad_first 0 xom
+rip_load 0 xom
+rip_load 1 readable rip-load
+pad_rip 0 xom
+sse_load 0 xom
+sse_load 1 readable rip-load
+sse_load 2 readable rip-load
+pad_sse 0 xom
+lea_index 0 xom
+lea_index 1 readable table
+lea_index 2 readable table
+pad_lea 0 xom
+biased 1 readable table
+pad_bias 0 xom
+get_str 0 xom
+get_str 1 readable table
+pad_str 0 xom
+sw 0 xom
+sw 1 readable table
+pad_sw 0 xom
+reg_cb 0 xom
+cb_a 0 xom
+cb_b 0 xom
+cb_b 1 xom
+pad_cb 0 xom
+peek 0 xom
+hookme 0 readable rip-load
+pad_hook 0 xom
+pf 0 xom
+prefetched 0 xom
+pad_last 0 xom
+jpad 0 xom
+jpad 1 readable table
+pad_jpad 0 xom
+'
+
+# check_tables TAG FILE SYMFILE
+check_tables() {
+	local tag=$1 file=$2 symf=$3 json fn n want reason base
+	map_of "$tag" "$file" || return
+	json=$W/$tag.out
+	expect_eq "$tag" "exec_pages" "$(q "$json" get exec_pages)" \
+		"$("$H/elfq" "$file" execpages)"
+	while read -r fn n want reason; do
+		[ -n "$fn" ] || continue
+		base=$(sym "$symf" "$fn")
+		if [ -z "$base" ]; then
+			fail "$tag: $fn" "no symbol $fn in $symf"
+			continue
+		fi
+		expect_page "$tag: $fn+${n}p" "$json" $((base + n * PAGE)) "$want" "$reason"
+	done <<<"$TABLES_EXPECT"
+	# The data ranges name the instruction that reads them.
+	expect_ref "$tag" "$json" $(($(sym "$symf" rip_load) + PAGE)) "$(sym "$symf" rip_load)"
+	expect_ref "$tag" "$json" $(($(sym "$symf" lea_index) + PAGE)) "$(sym "$symf" lea_index)"
+	expect_ref "$tag" "$json" $(($(sym "$symf" get_str) + PAGE)) "$(sym "$symf" get_str)"
+	expect_ref "$tag" "$json" $(($(sym "$symf" biased) + PAGE)) "$(sym "$symf" biased)"
+	expect_ref "$tag" "$json" "$(sym "$symf" hookme)" "$(sym "$symf" peek)"
+}
+
+# Without separate-code the headers, .rodata and .eh_frame share the
+# executable segment and must stay readable.
+check_nosep_extra() {
+	local tag=$1 file=$2 symf=$3 json=$W/$1.out
+	expect_page "$tag: ELF header" "$json" 0 readable header
+	expect_page "$tag: .rodata" "$json" "$(sym "$symf" ro_data)" readable section
+	expect_page "$tag: .eh_frame" "$json" "$("$H/elfq" "$symf" section .eh_frame)" \
+		readable section
+}
+
+same_readable() {
+	local tag=$1 a=$2 b=$3
+	if diff <(q "$a" readable) <(q "$b" readable) >"$W/$tag.diff"; then
+		pass "$tag: stripped copy has the same readable pages"
+	else
+		fail "$tag" "readable pages differ after strip: $(tr '\n' ' ' <"$W/$tag.diff")"
+	fi
+}
+
+t_tables() {
+	check_tables tables.so "$W/tables.so" "$W/tables.so"
+	check_tables tables-strip.so "$W/tables-strip.so" "$W/tables.so"
+	[ -s "$W/tables.so.out" ] && [ -s "$W/tables-strip.so.out" ] &&
+		same_readable tables-strip.so "$W/tables.so.out" "$W/tables-strip.so.out"
+	check_tables tables-nosep.so "$W/tables-nosep.so" "$W/tables-nosep.so" &&
+		check_nosep_extra tables-nosep.so "$W/tables-nosep.so" "$W/tables-nosep.so"
+	check_tables tables-nosep-strip.so "$W/tables-nosep-strip.so" "$W/tables-nosep.so" &&
+		check_nosep_extra tables-nosep-strip.so "$W/tables-nosep-strip.so" "$W/tables-nosep.so"
+	[ -s "$W/tables-nosep.so.out" ] && [ -s "$W/tables-nosep-strip.so.out" ] &&
+		same_readable tables-nosep-strip.so "$W/tables-nosep.so.out" "$W/tables-nosep-strip.so.out"
+}
+
+# --- non-PIE absolute addresses, text relocations -----------------------------
+
+check_absolute() {
+	local tag=$1 file=$2 s json=$W/$1.out
+	map_of "$tag" "$file" || return
+	s=$(sym "$W/absolute" _start)
+	expect_page "$tag: _start" "$json" "$s" xom
+	expect_page "$tag: mov \$imm32 table" "$json" $((s + PAGE)) readable absolute
+	expect_page "$tag: movabs table" "$json" $((s + 2 * PAGE)) readable absolute
+	expect_page "$tag: disp32(,%rdi,4) table" "$json" $((s + 3 * PAGE)) readable absolute
+	expect_page "$tag: mov \$function" "$json" "$(sym "$W/absolute" cb_abs)" xom
+	expect_page "$tag: pad_abs" "$json" "$(sym "$W/absolute" pad_abs)" xom
+}
+
+t_absolute() {
+	check_absolute absolute "$W/absolute"
+	check_absolute absolute-strip "$W/absolute-strip"
+}
+
+t_textrel() {
+	local json=$W/textrel.so.out
+	if ! readelf -d "$W/textrel.so" | grep -q TEXTREL; then
+		fail "textrel.so" "the linker did not set DT_TEXTREL"
+		return
+	fi
+	map_of textrel.so "$W/textrel.so" || return
+	expect_eq textrel.so "no page is execute-only" "$(q "$json" get xom_pages)" 0
+	expect_eq textrel.so "exec_pages" "$(q "$json" get exec_pages)" \
+		"$("$H/elfq" "$W/textrel.so" execpages)"
+	expect_eq textrel.so "a data range says textrel" "$(q "$json" hasreason textrel)" yes
+}
+
+# --- gadgets ------------------------------------------------------------------
+
+# "OFFSET ANSWER" from g_func; ANSWER "xrstor" alone accepts either alignment
+# (the bytes after a REX prefix: decoding from there is legal, but the
+# instruction began one byte earlier).
+GADGETS_EXPECT='
+1 wrpkru unaligned
+5 wrpkru aligned
+8 xrstor aligned
+12 xrstor unaligned
+16 none
+17 none
+20 xrstor
+23 xrstor aligned
+'
+
+check_gadgets() {
+	local tag=$1 file=$2 symf=$3 g off want got json=$W/$1.out
+	map_of "$tag" "$file" || return
+	g=$(sym "$symf" g_func)
+	while read -r off want; do
+		[ -n "$off" ] || continue
+		got=$(q "$json" gadget $((g + off)))
+		case "$want" in
+		xrstor) case "$got" in "xrstor aligned"|"xrstor unaligned") got=xrstor ;; esac ;;
+		esac
+		expect_eq "$tag" "gadget at g_func+$off" "$got" "$want"
+	done <<<"$GADGETS_EXPECT"
+}
+
+t_gadgets() {
+	local ro
+	check_gadgets gadgets.so "$W/gadgets.so" "$W/gadgets.so" &&
+		expect_eq gadgets.so "exactly 6 gadgets (.rodata is not executable)" \
+			"$(q "$W/gadgets.so.out" get ngadgets)" 6
+	check_gadgets gadgets-strip.so "$W/gadgets-strip.so" "$W/gadgets.so" &&
+		expect_eq gadgets-strip.so "exactly 6 gadgets" \
+			"$(q "$W/gadgets-strip.so.out" get ngadgets)" 6
+	check_gadgets gadgets-nosep.so "$W/gadgets-nosep.so" "$W/gadgets-nosep.so" || return
+	ro=$(sym "$W/gadgets-nosep.so" g_ro)
+	case "$(q "$W/gadgets-nosep.so.out" gadget "$ro")" in
+	wrpkru*) pass "gadgets-nosep.so: WRPKRU bytes in .rodata inside the exec segment" ;;
+	*) fail "gadgets-nosep.so: .rodata gadget at $ro" "not listed" ;;
+	esac
+}
+
+# --- real files of this system ------------------------------------------------
+
+LIBDIR=/usr/lib/x86_64-linux-gnu
+CRYPTO=$LIBDIR/libcrypto.so.3
+
+# Byte signatures of OpenSSL 3.0's perlasm tables, which it keeps in .text,
+# with the length each table covers from the match.  AES_Te holds every Te0
+# word twice; K256 and K512 are the SHA-2 round constants; the P-256 table
+# of ecp_nistz256 is 37 pages and starts with the Montgomery form of G.x.
+CRYPTO_TABLES='
+aes-te c66363a5c66363a5f87c7c84f87c7c84 2048
+sha256-k256 982f8a4291443771cffbc0b5a5dbb5e9 256
+sha512-k512 22ae28d7982f8a42cd65ef2391443771 640
+ecp_nistz256_precomputed 3c14a918d430e77901b6ed5ffc95ba75 151552
+'
+
+t_libcrypto() {
+	local json=$W/libcrypto.out name sig len a p bad n
+	if [ ! -r "$CRYPTO" ]; then
+		skip libcrypto "$CRYPTO is not installed (Debian package libssl3)"
+		return
+	fi
+	map_of libcrypto "$CRYPTO" || return
+	while read -r name sig len; do
+		[ -n "$name" ] || continue
+		n=0 bad=""
+		for a in $("$H/elfq" "$CRYPTO" find "$sig"); do
+			n=$((n + 1))
+			for ((p = a & ~(PAGE - 1); p < a + len; p += PAGE)); do
+				[ "$(q "$json" page "$p")" = readable ] ||
+					bad="$bad $(printf '%#x' "$p")"
+			done
+		done
+		if [ "$n" = 0 ]; then
+			skip "libcrypto: $name" "signature not in an executable segment of this build"
+		elif [ -n "$bad" ]; then
+			fail "libcrypto: $name ($n copies)" "execute-only pages that hold the table:$bad"
+		else
+			pass "libcrypto: $name ($n copies) stays readable"
+		fi
+	done <<<"$CRYPTO_TABLES"
+	coverage libcrypto "$json" 8900
+}
+
+# coverage TAG JSON MIN: xom_pages / exec_pages >= MIN / 10000.
+coverage() {
+	local tag=$1 json=$2 min=$3 e x
+	e=$(q "$json" get exec_pages) x=$(q "$json" get xom_pages)
+	if [ "$e" -gt 0 ] && [ $((x * 10000)) -ge $((min * e)) ]; then
+		pass "$tag: $x of $e exec pages xom (need $((min / 100)).$((min % 100 / 10))%)"
+	else
+		fail "$tag: coverage" "$x of $e exec pages xom, need $((min / 100)).$((min % 100 / 10))%"
+	fi
+}
+
+t_libc() {
+	local libc=$LIBDIR/libc.so.6 f
+	map_of libc "$libc" && coverage libc "$W/libc.out" 9950
+	# Other files of this system: each must scan cleanly.
+	for f in /usr/bin/true "$LIBDIR/ld-linux-x86-64.so.2" "$LIBDIR/libm.so.6" \
+		 "$LIBDIR/libelf.so.1" "$LIBDIR/libcapstone.so.4" "$LIBDIR/libz.so.1" \
+		 "$LIBDIR/libstdc++.so.6"; do
+		f=$(readlink -f "$f")
+		[ -r "$f" ] && map_of "system $(basename "$f")" "$f"
+	done
+}
+
+# --- malformed inputs ---------------------------------------------------------
+
+# check_case NAME FILE EXPECT KEYWORD: see tests/scan/corrupt.c for EXPECT.
+check_case() {
+	local name=$1 file=$2 expect=$3 kw=$4 d line msg tag="bad: $1"
+	scan "bad/$name" --json "$file"
+	d=$(death)
+	if [ -n "$d" ]; then
+		fail "$tag" "$d"
+		return
+	fi
+	line=$(first_err)
+	case "$expect" in
+	any)
+		if [ "$rc" = 0 ]; then
+			expect=ok
+		else
+			expect=error
+		fi ;;
+	esac
+	case "$expect" in
+	ok*)
+		if [ "$rc" != 0 ]; then
+			fail "$tag" "expected a map, got exit $rc: $line"
+			return
+		fi
+		if ! msg=$(q "$out" check); then
+			fail "$tag" "exit 0 but the map is not well formed: $msg"
+			return
+		fi
+		case "$expect" in
+		ok-allread|ok-reason:*)
+			if [ "$(q "$out" get xom_pages)" != 0 ]; then
+				fail "$tag" "expected no execute-only page, got $(q "$out" get xom_pages)"
+				return
+			fi ;;
+		esac
+		case "$expect" in
+		ok-reason:*)
+			if [ "$(q "$out" hasreason "${expect#ok-reason:}")" != yes ]; then
+				fail "$tag" "no data range with reason ${expect#ok-reason:}"
+				return
+			fi ;;
+		esac
+		pass "$tag ($expect)" ;;
+	*)
+		local pre
+		case "$expect" in
+		error) pre='(malformed|unsupported)' ;;
+		*) pre=$expect ;;
+		esac
+		if [ "$rc" != 2 ]; then
+			fail "$tag" "expected exit 2 ($expect), got exit $rc${line:+: $line}"
+		elif [ "$(wc -l <"$err")" != 1 ]; then
+			fail "$tag" "expected one line on stderr, got $(wc -l <"$err")"
+		elif ! grep -qE "^xom-scan: $file: $pre" "$err"; then
+			fail "$tag" "expected 'xom-scan: FILE: $expect...', got: $line"
+		elif [ "$kw" != - ] && ! grep -qiF -- "$kw" "$err"; then
+			fail "$tag" "message lacks '$kw': $line"
+		else
+			pass "$tag ($expect${kw:+, $kw})"
+		fi ;;
+	esac
+}
+
+run_corpus() {
+	local mode=$1 input=$2 name expect kw
+	shift 2
+	if ! "$H/corrupt" "$mode" "$input" "$W/bad" "$@" >"$W/bad-$mode.list"; then
+		fail "corrupt $mode" "could not write the corpus"
+		return
+	fi
+	while IFS=$'\t' read -r name expect kw; do
+		check_case "$name" "$W/bad/$name" "$expect" "$kw"
+	done <"$W/bad-$mode.list"
+}
+
+t_malformed() {
+	run_corpus headers "$W/tables.so"
+	run_corpus ehframe "$W/tables-strip.so"
+}
+
+# Random corruptions: only "no crash, no hang, no runaway memory" is asked.
+# Three hundred PASS lines would drown the rest, so they count as one.
+t_random() {
+	local nf0=$nfail np0=$npass name expect kw bad
+	mkdir -p "$W/bad/r" "$W/bad/s"
+	if ! { "$H/corrupt" random "$W/tables.so" "$W/bad/r" 150 0x5eed |
+			sed 's|^|r/|' &&
+	       "$H/corrupt" random "$W/tables-strip.so" "$W/bad/s" 150 0xface |
+			sed 's|^|s/|'; } >"$W/bad-random.list"; then
+		fail "corrupt random" "could not write the corpus"
+		return
+	fi
+	while IFS=$'\t' read -r name expect kw; do
+		check_case "$name" "$W/bad/$name" "$expect" "$kw" >"$W/bad-random.last"
+		grep '^FAIL' "$W/bad-random.last"
+	done <"$W/bad-random.list"
+	bad=$((nfail - nf0))
+	npass=$np0
+	[ "$bad" = 0 ] &&
+		pass "random corruptions: $(wc -l <"$W/bad-random.list") files, no crash, hang or runaway memory"
+}
+
+t_usage
+t_io
+t_multi
+t_modes
+t_tables
+t_absolute
+t_textrel
+t_gadgets
+t_libcrypto
+t_libc
+t_malformed
+t_random
+
+echo "$npass passed, $nfail failed, $nskip skipped"
+[ "$nfail" = 0 ]
