@@ -26,20 +26,21 @@ $(B)/xom-plan: $(B)/loader/plan_tool.o $(B)/loader/format.o $(B)/libxom-scan.so
 
 # ---- tests (native; the enforcement tests run in the emulated-PKU VM) ----
 
-RT_TESTS := $(patsubst tests/runtime/%.c,$(B)/tests/runtime/%,\
-	$(wildcard tests/runtime/*.c))
+RT_BIN := $(B)/tests/runtime
+RT_TESTS := $(RT_BIN)/xomtest $(RT_BIN)/libtarget.so $(RT_BIN)/libempty.so
+ALL += $(RT_TESTS)
 
-$(B)/tests/runtime/%: tests/runtime/%.c | $(B)/.deps-build
+$(RT_BIN)/xomtest: tests/runtime/xomtest.c loader/format.c loader/core.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -o $@ $< -ldl -lpthread
+	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -o $@ \
+		tests/runtime/xomtest.c loader/format.c -ldl -pthread
 
-$(B)/tests/runtime/libempty.so: tests/runtime/empty.c
+$(RT_BIN)/lib%.so: tests/runtime/%.c
 	@mkdir -p $(@D)
-	$(CC) -shared -fPIC -o $@ $<
+	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -shared -fPIC -o $@ $<
 
 .PHONY: check-runtime runtime-tests
-runtime-tests: $(B)/libxom.so $(B)/libxom-audit.so $(B)/xom-plan \
-	$(RT_TESTS) $(B)/tests/runtime/libempty.so
+runtime-tests: $(B)/libxom.so $(B)/libxom-audit.so $(B)/xom-plan $(RT_TESTS)
 
 CHECKS += check-runtime
 check-runtime: runtime-tests

@@ -117,8 +117,20 @@ static const struct xom_plan_head *cache_load(const char *file,
 	return NULL;
 }
 
-/* Creates the cache directory (and its parent) and insists that it is ours
- * and private: a directory others can write to could feed us plans. */
+static const char *dir_problem(const struct stat *st)
+{
+	if (!S_ISDIR(st->st_mode))
+		return "is not a directory";
+	if (st->st_uid != geteuid())
+		return "is owned by another user";
+	if (st->st_mode & 077)
+		return "is accessible to others (want mode 0700)";
+	return NULL;
+}
+
+/* Creates the cache directory (and its parent) when missing, and insists
+ * that it is ours and private: a directory that others can write to could
+ * feed us plans.  The answer is kept: one lstat per process when warm. */
 static int cache_dir_ok(void)
 {
 	static int state;       /* 0 unknown, 1 good, -1 bad */
@@ -127,25 +139,23 @@ static int cache_dir_ok(void)
 
 	if (state)
 		return state > 0;
-	size_t n = strlen(xom_opt.cache);
-	if (n >= sizeof(parent))
-		return state = -1, 0;
-	memcpy(parent, xom_opt.cache, n + 1);
-	char *slash = strrchr(parent, '/');
-	if (slash && slash != parent) {
-		*slash = 0;
-		mkdir(parent, 0700);
-	}
-	mkdir(xom_opt.cache, 0700);
 	const char *why = NULL;
-	if (lstat(xom_opt.cache, &st) != 0)
-		why = "cannot be created";
-	else if (!S_ISDIR(st.st_mode))
-		why = "is not a directory";
-	else if (st.st_uid != geteuid())
-		why = "is owned by another user";
-	else if (st.st_mode & 077)
-		why = "is accessible to others (want mode 0700)";
+	if (lstat(xom_opt.cache, &st) != 0) {
+		size_t n = strlen(xom_opt.cache);
+		if (n >= sizeof(parent))
+			return state = -1, 0;
+		memcpy(parent, xom_opt.cache, n + 1);
+		char *slash = strrchr(parent, '/');
+		if (slash && slash != parent) {
+			*slash = 0;
+			mkdir(parent, 0700);
+		}
+		mkdir(xom_opt.cache, 0700);
+		if (lstat(xom_opt.cache, &st) != 0)
+			why = "cannot be created";
+	}
+	if (!why)
+		why = dir_problem(&st);
 	if (why) {
 		struct xom_msg m;
 		msg_start(&m);
@@ -184,8 +194,6 @@ static void cache_store(const char *file, const struct xom_plan_head *h)
 	struct timespec ts;
 	struct xom_msg m;
 
-	if (!cache_dir_ok())
-		return;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	m.n = 0;
 	msg_str(&m, file);
@@ -358,7 +366,9 @@ const struct xom_plan_head *xom_plan_get(const char *path,
 {
 	char file[4200];
 
-	if (xom_opt.cache) {
+	int cached = xom_opt.cache && cache_dir_ok();
+
+	if (cached) {
 		cache_name(file, sizeof(file), id);
 		const struct xom_plan_head *h = cache_load(file, id);
 		if (h)
@@ -382,7 +392,7 @@ const struct xom_plan_head *xom_plan_get(const char *path,
 	h->mtime_sec = id->st.st_mtim.tv_sec;
 	h->mtime_nsec = id->st.st_mtim.tv_nsec;
 	xom_plan_seal(h);
-	if (xom_opt.cache)
+	if (cached)
 		cache_store(file, h);
 	mprotect(h, h->total, PROT_READ);
 	return h;
