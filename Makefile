@@ -42,6 +42,8 @@ include scan/scan.mk
 -include tests/fuzz/fuzz.mk
 -include tests/vm/vm.mk
 -include bench/bench.mk
+-include cmd/cmd.mk
+-include demo/demo.mk
 
 .PHONY: all check clean asan demo
 all: $(ALL)
