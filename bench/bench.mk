@@ -1,0 +1,52 @@
+# bench/: xom measured against its baselines (see bench/README.md).
+#
+#   make bench        the full run (under 10 minutes on two cores); writes
+#                     bench/results.md and bench/coverage.png
+#   make bench-quick  a small fixed subset (under a minute), into $(B)/bench
+#   make check-bench  runs bench-quick and checks that its report is
+#                     well-formed; it never asserts a time, because timings
+#                     on shared machines are too noisy to fail a build on
+
+BENCH_PROGS := $(B)/bench/runner $(B)/bench/capstone_decode \
+	$(B)/bench/scan_time $(B)/bench/libempty.so $(B)/bench/dlopen_one \
+	$(B)/bench/vm_runtime.sh
+
+CHECKS += check-bench
+.PHONY: bench bench-quick check-bench bench-progs
+
+bench-progs: $(BENCH_PROGS)
+
+$(B)/bench/runner: bench/runner.c | $(B)/.deps-bench
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(XCFLAGS) -o $@ $< $(XLDFLAGS)
+
+$(B)/bench/capstone_decode: bench/capstone_decode.c | $(B)/.deps-build
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(XCFLAGS) -o $@ $< $(XLDFLAGS) -lcapstone
+
+$(B)/bench/scan_time: bench/scan_time.c $(B)/libxom-scan.a | $(B)/.deps-build
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(XCFLAGS) -o $@ $^ $(XLDFLAGS) $(SCAN_LIBS)
+
+$(B)/bench/dlopen_one: bench/dlopen_one.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(XCFLAGS) -o $@ $< $(XLDFLAGS) -ldl
+
+$(B)/bench/libempty.so: bench/empty.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(XCFLAGS) -shared -o $@ $< $(XLDFLAGS) -Wl,--no-undefined
+
+# The emulated-PKU guest sees the build outputs but not bench/, so the
+# workload script travels as one of them.
+$(B)/bench/vm_runtime.sh: bench/vm_runtime.sh
+	@mkdir -p $(@D)
+	cp $< $@
+
+bench: all $(BENCH_PROGS)
+	@B=$(B) python3 bench/bench.py --full --out bench
+
+bench-quick: all $(BENCH_PROGS)
+	@B=$(B) python3 bench/bench.py --quick --out $(B)/bench/quick
+
+check-bench: bench-quick
+	@python3 bench/bench.py --check $(B)/bench/quick

@@ -1,0 +1,750 @@
+#!/usr/bin/env python3
+"""bench.py - measures xom against its baselines and writes results.md.
+
+  bench.py --full  --out DIR   every section (under 10 minutes on two cores)
+  bench.py --quick --out DIR   a small fixed subset (under a minute)
+  bench.py --check DIR         checks that DIR/results.md is well-formed
+
+Every figure is printed next to a baseline measured in the same run, because
+the machines this runs on are shared and noisy: an absolute time says little,
+a ratio taken minutes apart says little more, a ratio taken in alternating
+runs says something.  The timing itself is done by small C programs (the
+runner, the Capstone baseline, the in-process scan timer); this script only
+orders the runs and writes the tables.  The build directory comes from $B.
+"""
+import argparse
+import concurrent.futures
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+B = os.environ.get("B", "build")
+RUNNER = os.path.join(B, "bench", "runner")
+CSDEC = os.path.join(B, "bench", "capstone_decode")
+SCANT = os.path.join(B, "bench", "scan_time")
+EMPTY = os.path.join(B, "bench", "libempty.so")
+DLOPEN1 = os.path.join(B, "bench", "dlopen_one")
+XOMSCAN = os.path.join(B, "xom-scan")
+LIBXOM = os.path.join(B, "libxom.so")
+
+LIBDIR = "/usr/lib/x86_64-linux-gnu"
+SPEED_FILES = [f"{LIBDIR}/libc.so.6", f"{LIBDIR}/libcrypto.so.3",
+               "/usr/bin/python3.11"]
+# python3 of the distribution, not one that a user installed elsewhere.
+PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else "python3"
+
+PAGE = 4096
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+# ---- Helpers ---------------------------------------------------------------
+
+def run_timed(specs, n, warmup=2):
+    """Runs the runner on specs ('label:cmd'); returns {label: fields}."""
+    p = subprocess.run([RUNNER, "-n", str(n), "-w", str(warmup)] + specs,
+                       capture_output=True, text=True)
+    if p.returncode == 2:
+        raise RuntimeError("runner: " + p.stderr.strip())
+    out = {}
+    for line in p.stdout.splitlines():
+        label, *kv = line.split()
+        out[label] = {k: float(v) for k, v in (x.split("=") for x in kv)}
+    return out
+
+
+def code_bytes(path):
+    """Bytes of the file's SHF_EXECINSTR sections, as the baseline decodes."""
+    p = subprocess.run([CSDEC, path], capture_output=True, text=True)
+    m = re.search(r"code_bytes=(\d+)", p.stdout)
+    return int(m.group(1)) if m else 0
+
+
+def fmt_ratio(x):
+    return "n/a" if x is None else f"{x:.2f}"
+
+
+def table(head, rows):
+    lines = ["| " + " | ".join(head) + " |",
+             "|" + "|".join("---" for _ in head) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def runtime_built():
+    return os.path.exists(LIBXOM)
+
+
+# ---- 1. Scan speed -----------------------------------------------------------
+
+def scan_speed(files, n, rep):
+    rows, heads = [], []
+    for f in files:
+        if not os.path.exists(f):
+            rows.append([f, "missing on this machine"] + [""] * 8)
+            continue
+        cb = code_bytes(f)
+        mb = cb / 1e6
+        # In-process: the decode loop alone, and the scanner alone.
+        cs_in = float(re.search(r"best_s=([\d.]+)", subprocess.run(
+            [CSDEC, "-r", str(rep), f], capture_output=True, text=True).stdout).group(1))
+        sc_in = float(re.search(r"best_s=([\d.]+)", subprocess.run(
+            [SCANT, "-r", str(rep), f], capture_output=True, text=True).stdout).group(1))
+        t = run_timed([f"xom-scan:{XOMSCAN} {f}", f"capstone:{CSDEC} {f}",
+                       f"objdump:objdump -d {f}"], n, warmup=1)
+        xs, cs, od = (t[k]["median_us"] / 1e6 for k in ("xom-scan", "capstone", "objdump"))
+        xs_min, cs_min = t["xom-scan"]["min_us"] / 1e6, t["capstone"]["min_us"] / 1e6
+        rows.append([os.path.basename(f), f"{mb:.2f}",
+                     f"{mb / xs:.1f}", f"{mb / cs:.1f}", f"{mb / od:.1f}",
+                     f"**{xs / cs:.2f}**", f"{xs_min / cs_min:.2f}",
+                     f"{sc_in / cs_in:.2f}", f"{od / xs:.2f}",
+                     f"{t['xom-scan']['maxrss_kb'] / 1024:.1f}"])
+        heads.append((os.path.basename(f), xs / cs, od / xs, mb / xs))
+    md = ("## 1. Scan speed\n\n"
+          f"Whole-process wall time, median of {n} alternating runs (runner), of\n"
+          "`xom-scan FILE`, of `capstone_decode FILE` (a bare Capstone decode with\n"
+          "`CS_OPT_DETAIL` of the same SHF_EXECINSTR bytes: `cs_disasm_iter` with one\n"
+          "`cs_malloc`'d instruction, one byte skipped where decoding fails) and of\n"
+          "`objdump -d FILE >/dev/null`.  MB is 10^6 bytes of code handed to the\n"
+          f"decoder.  \"in-process\" is the best of {rep} scans (`scan_time`) over the\n"
+          f"best of {rep} decodes in one process, without start-up and output.\n"
+          "Goal: xom-scan / Capstone <= 1.25.\n\n")
+    md += table(["file", "code MB", "xom-scan MB/s", "Capstone MB/s", "objdump MB/s",
+                 "xom-scan / Capstone (median)", "(best run)", "(in-process)",
+                 "objdump / xom-scan", "xom-scan peak RSS MB"], rows)
+    return md, heads
+
+
+def planned_objects(cmd, cache):
+    """The objects that the runtime plans for cmd, from its verbose lines."""
+    _calls, lines = protection_calls(cmd, cache)
+    objs = []
+    for l in lines:
+        m = re.match(r"xom: (/\S+|\S+\.so\S*): \d+ pages execute-only", l)
+        if m and os.path.exists(m.group(1)):
+            objs.append(m.group(1))
+    return objs
+
+
+def warm_cache_speed(n):
+    md = "### Scan speed with the plan cache warm\n\n"
+    if not runtime_built():
+        return md + ("**runtime not built**: there is no `libxom.so` in the build, so the "
+                     "plan cache cannot be measured in this run.\n\n"), None
+    cache = tempfile.mkdtemp(prefix="xom-bench-cache-")
+    opts = f"XOM_OPTIONS=backend=none:cache={cache}"
+    progs = [("libc.so.6", "/bin/true"),
+             ("libcrypto.so.3", f"{DLOPEN1} {LIBDIR}/libcrypto.so.3"),
+             ("python3.11", "/usr/bin/python3.11 -c pass")]
+    rows, head = [], None
+    for name, cmd in progs:
+        if not os.path.exists(cmd.split()[-1] if "dlopen" in cmd else cmd.split()[0]):
+            continue
+        objs = planned_objects(cmd, cache)      # also fills the cache
+        mb = sum(code_bytes(o) for o in objs) / 1e6
+        t = run_timed([f"empty:LD_PRELOAD={EMPTY} {cmd}",
+                       f"warm:LD_PRELOAD={LIBXOM} {opts} {cmd}",
+                       f"cold:@clear={cache} LD_PRELOAD={LIBXOM} {opts} {cmd}"], n, warmup=1)
+        e, w, c = (t[k]["median_us"] / 1e3 for k in ("empty", "warm", "cold"))
+        planned = ", ".join(os.path.basename(o) for o in objs)
+        rows.append([name, f"`{cmd.replace(B + '/', '')}`", f"{len(objs)} ({planned})",
+                     f"{mb:.2f}", f"{e:.2f}", f"{w:.2f}", f"{c:.2f}", f"{w - e:+.2f}",
+                     f"{mb / max((c - e) / 1e3, 1e-6):.1f}", f"**{c / w:.0f}**"])
+        if name == "libcrypto.so.3":
+            head = (w - e, c - e, c / w)
+        # The cold runs emptied the cache; the next program starts warm again.
+    shutil.rmtree(cache, ignore_errors=True)
+    md += ("The runtime's own path (LD_PRELOAD libxom.so, `backend=none`) with the plan\n"
+           "cache warm and cold (emptied before every run), against an empty preload,\n"
+           f"median of {n} alternating runs.  \"objects planned\" are the ones the\n"
+           "runtime reported (verbose=1); \"MB planned\" their code.  With the cache\n"
+           "warm no object is scanned, so instead of a scan speed the table gives the\n"
+           "time xom adds to the empty preload (within noise when near zero); cold,\n"
+           "the effective scan speed is the code planned over the time added.\n\n")
+    md += table(["object", "command", "objects planned", "MB planned", "empty preload ms",
+                 "warm ms", "cold ms", "warm: ms added", "cold: effective MB/s",
+                 "cold / warm"], rows)
+    return md, head
+
+
+# ---- 2. Start-up -------------------------------------------------------------
+
+def protection_calls(cmd, cache):
+    """The count of protection calls backend=none reports for cmd, or None."""
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "XOM_OPTIONS")}
+    env["LD_PRELOAD"] = LIBXOM
+    env["XOM_OPTIONS"] = f"backend=none:verbose=2:cache={cache}"
+    p = subprocess.run(cmd.split(), env=env, capture_output=True, text=True)
+    # One line per object; a totals line, if any, does not name pages.
+    lines = p.stderr.splitlines()
+    m = [int(x) for l in lines if "pages execute-only" in l
+         for x in re.findall(r"(\d+) protection calls", l)]
+    return (sum(m) if m else None), lines
+
+
+def startup(n):
+    progs = [("/bin/true", "/bin/true", 1.10), ("python3 -c pass", f"{PYTHON} -c pass", 1.05)]
+    md = ("## 2. Start-up\n\n"
+          f"Wall time from spawn to exit, median of {n} runs each, all variants of a\n"
+          "program alternating in one loop (runner).  The baseline is an empty\n"
+          "`LD_PRELOAD` library (`libempty.so`): it pays for loading one more object,\n"
+          "so the ratio against it is what xom itself costs.  `backend=none` runs the\n"
+          "whole runtime path (plan lookup, segment walk) except the protection\n"
+          "system calls, because this machine's CPU does not expose protection keys;\n"
+          "the calls it would have made are counted separately.  Goals: warm <= 1.10x\n"
+          "the empty preload for /bin/true, <= 1.05x for python3.\n\n")
+    heads = {}
+    if not runtime_built():
+        md += "**runtime not built**: no `libxom.so` in the build; only plain and empty preload are timed.\n\n"
+    cache = tempfile.mkdtemp(prefix="xom-bench-cache-")
+    rows = []
+    for name, cmd, goal in progs:
+        specs = [f"plain:{cmd}", f"empty:LD_PRELOAD={EMPTY} {cmd}"]
+        opts = f"XOM_OPTIONS=backend=none:cache={cache}"
+        calls = None
+        if runtime_built():
+            calls, _ = protection_calls(cmd, cache)    # also warms the cache
+            specs += [f"warm:LD_PRELOAD={LIBXOM} {opts} {cmd}",
+                      f"cold:@clear={cache} LD_PRELOAD={LIBXOM} {opts} {cmd}"]
+        t = run_timed(specs, n)
+        med = {k: v["median_us"] / 1e3 for k, v in t.items()}
+        e = med["empty"]
+        w = med.get("warm")
+        c = med.get("cold")
+        rw = w / e if w else None
+        rows.append([name, f"{med['plain']:.2f}", f"{e:.2f}",
+                     f"{w:.2f}" if w else "runtime not built",
+                     f"{c:.2f}" if c else "runtime not built",
+                     fmt_ratio(med["plain"] / e), f"**{fmt_ratio(rw)}**",
+                     fmt_ratio(c / e if c else None), f"<= {goal:.2f}",
+                     "n/a" if calls is None else str(calls)])
+        heads[name] = (rw, c / e if c else None, calls)
+        if runtime_built():
+            # The warm-up above filled the cache; cold runs emptied it again.
+            protection_calls(cmd, cache)
+    shutil.rmtree(cache, ignore_errors=True)
+    md += table(["program", "plain ms", "empty preload ms", "xom warm ms", "xom cold ms",
+                 "plain / empty", "warm / empty", "cold / empty", "goal (warm)",
+                 "protection calls (would be made)"], rows)
+    return md, heads
+
+
+# ---- 3. Coverage across the system -------------------------------------------
+
+CODE_READ = ("rip-load", "table", "absolute")
+HEADERS = ("header", "section")
+WHOLE = ("textrel", "writable", "nosections")
+PRIORITY = WHOLE + CODE_READ + HEADERS + ("outside",)
+
+
+def elf_kind(path, under_bin):
+    """'x86-64' for an ELF file in scope, 'other-elf', or None (not ELF)."""
+    try:
+        with open(path, "rb") as fh:
+            h = fh.read(20)
+    except OSError:
+        return None
+    if len(h) < 20 or h[:4] != b"\x7fELF":
+        return None
+    etype, machine = struct.unpack("<HH", h[16:20])
+    if h[4] != 2 or machine != 62:
+        return "other-elf"
+    if under_bin:
+        return "x86-64" if etype in (2, 3) else None
+    name = os.path.basename(path)
+    return "x86-64" if etype == 3 and ".so" in name else None
+
+
+def list_system_files():
+    """Shared objects under /usr/lib and /lib, programs in /usr/bin, deduped."""
+    seen, files, other = set(), [], 0
+    for top, under_bin in (("/usr/bin", True), ("/usr/lib", False), ("/lib", False)):
+        for d, _dirs, names in os.walk(top):
+            for nm in names:
+                p = os.path.join(d, nm)
+                try:
+                    st = os.lstat(p)
+                except OSError:
+                    continue
+                if not (st.st_mode & 0o170000 == 0o100000):
+                    continue
+                key = (st.st_dev, st.st_ino)
+                if key in seen:
+                    continue
+                seen.add(key)
+                k = elf_kind(p, under_bin)
+                if k == "other-elf":
+                    other += 1
+                elif k:
+                    files.append((st.st_size, p))
+    return files, other
+
+
+def exec_section_pages(path):
+    """Pages overlapping an SHF_EXECINSTR section: what a section-level tool
+    (XOM-Switch, 2018) makes execute-only without looking at the code."""
+    pages = set()
+    try:
+        with open(path, "rb") as fh:
+            eh = fh.read(64)
+            shoff, = struct.unpack("<Q", eh[40:48])
+            shentsize, shnum = struct.unpack("<HH", eh[58:62])
+            if shoff == 0 or shentsize != 64:
+                return pages
+            fh.seek(shoff)
+            raw = fh.read(64 * shnum)
+    except (OSError, struct.error):
+        return pages
+    for i in range(len(raw) // 64):
+        _name, stype, flags, addr, _off, size = struct.unpack("<IIQQQQ", raw[i * 64:i * 64 + 40])
+        if stype == 1 and flags & 0x4 and size:
+            pages.update(range(addr // PAGE, (addr + size - 1) // PAGE + 1))
+    return pages
+
+
+def scan_one(path, timeout):
+    """Scans one file in its own process, so a crash or hang is one result."""
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run([XOMSCAN, "--json", path], capture_output=True, text=True,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"file": path, "error": f"timeout after {timeout} s"}
+    dt = time.monotonic() - t0
+    if p.returncode < 0:
+        return {"file": path, "error": f"scanner killed by signal {-p.returncode}"}
+    if p.returncode != 0:
+        msg = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else f"exit {p.returncode}"
+        msg = msg.split(": ", 1)[-1] if msg.startswith(path) else msg
+        return {"file": path, "error": msg, "rc": p.returncode}
+    try:
+        j = json.loads(p.stdout.splitlines()[0])
+    except (ValueError, IndexError):
+        return {"file": path, "error": "output is not one JSON object"}
+    readable = set()
+    for s, e in j["readable"]:
+        readable.update(range(s // PAGE, (e + PAGE - 1) // PAGE))
+    reasons = {}
+    for d in j["data"]:
+        for pg in range(d["start"] // PAGE, (max(d["end"], d["start"] + 1) + PAGE - 1) // PAGE):
+            if pg in readable:
+                reasons.setdefault(pg, set()).add(d["reason"])
+    sect = exec_section_pages(path)
+    why = {}
+    for pg in readable:
+        rs = reasons.get(pg, {"unexplained"})
+        r = next((x for x in PRIORITY if x in rs), "unexplained")
+        why[r] = why.get(r, 0) + 1
+    whole = any(r in WHOLE for rs in reasons.values() for r in rs)
+    crash_code = sum(1 for pg in sect if pg in readable and reasons.get(pg, set()) & set(CODE_READ))
+    crash_hdr = sum(1 for pg in sect if pg in readable
+                    and not reasons.get(pg, set()) & set(CODE_READ)
+                    and reasons.get(pg, set()) & set(HEADERS))
+    return {"file": path, "exec": j["exec_pages"], "xom": j["xom_pages"],
+            "why": why, "sect": len(sect), "crash_code": 0 if whole else crash_code,
+            "crash_hdr": 0 if whole else crash_hdr, "whole": whole, "secs": dt,
+            "gadgets": len(j["gadgets"])}
+
+
+def coverage(quick, budget_s, out):
+    t0 = time.monotonic()
+    if quick:
+        cands = [f"{LIBDIR}/libc.so.6", f"{LIBDIR}/libm.so.6", f"{LIBDIR}/libz.so.1",
+                 f"{LIBDIR}/libcrypto.so.3", "/usr/bin/true", "/usr/bin/ls",
+                 "/usr/bin/python3.11", "/etc/passwd"]
+        files = [(os.path.getsize(p), p) for p in cands
+                 if os.path.exists(p) and elf_kind(p, p.startswith("/usr/bin")) == "x86-64"]
+        other = 0
+        scope = "a fixed subset of " + str(len(files)) + " files (quick run)"
+    else:
+        files, other = list_system_files()
+        scope = ("every x86-64 ELF shared object (`*.so*`, ET_DYN) under /usr/lib and /lib "
+                 "and every x86-64 ELF program in /usr/bin, deduplicated by inode")
+    list_s = time.monotonic() - t0
+    # Largest first: the long scans start early, so the two workers finish
+    # together, and if the time cap is hit it is small files that are left.
+    files.sort(reverse=True)
+    deadline = time.monotonic() + budget_s
+    results, unreached = [], []
+
+    def task(p):
+        if time.monotonic() > deadline:
+            unreached.append(p)
+            return None
+        return scan_one(p, timeout=120)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
+        for r in ex.map(task, [p for _s, p in files]):
+            if r:
+                results.append(r)
+    scan_s = time.monotonic() - t0 - list_s
+    ok = [r for r in results if "error" not in r]
+    bad = [r for r in results if "error" in r]
+
+    tot = {k: sum(r[k] for r in ok) for k in ("exec", "xom", "sect", "crash_code", "crash_hdr")}
+    why = {}
+    for r in ok:
+        for k, v in r["why"].items():
+            why[k] = why.get(k, 0) + v
+    crash_files = [r for r in ok if r["crash_code"] + r["crash_hdr"] > 0]
+    whole_files = [r for r in ok if r["whole"]]
+    skip_lost = sum(r["sect"] for r in crash_files)
+    skip_cov = tot["sect"] - skip_lost
+    pct = (lambda a, b: f"{100.0 * a / b:.1f}%" if b else "n/a")
+
+    md = ("## 3. Coverage across the system\n\n"
+          f"Scope: {scope}; {len(files)} files ({other} ELF files for other machines "
+          f"left out), {len(ok)} analysed, {len(bad)} could not be analysed"
+          + (f", {len(unreached)} not reached within the {budget_s} s cap" if unreached else "")
+          + f".  Listing took {list_s:.0f} s, scanning {scan_s:.0f} s on two workers.\n\n"
+          "The section-level method is the one earlier user-space tools used\n"
+          "(XOM-Switch, 2018): every page of an SHF_EXECINSTR section made execute-only,\n"
+          "with no analysis.  A page it would make unreadable although code reads it\n"
+          "(our scan found a RIP-relative load, a table base or an absolute address\n"
+          "into it, or a header or non-code section shares it) is a crash waiting to\n"
+          "happen.  The skip-list row is what that method keeps if every file with at\n"
+          "least one such page is left out entirely, as its hand-written list did.\n\n")
+    rows = [["executable pages", tot["exec"], "100%"],
+            ["**execute-only with xom**", tot["xom"], f"**{pct(tot['xom'], tot['exec'])}**"],
+            ["kept readable by xom", tot["exec"] - tot["xom"], pct(tot["exec"] - tot["xom"], tot["exec"])],
+            ["section-level method: pages made execute-only", tot["sect"], pct(tot["sect"], tot["exec"])],
+            ["... of which code reads data on them (crash)", tot["crash_code"], pct(tot["crash_code"], tot["exec"])],
+            ["... of which headers or non-code sections share them (crash)", tot["crash_hdr"],
+             pct(tot["crash_hdr"], tot["exec"])],
+            [f"files with at least one such page", len(crash_files), pct(len(crash_files), len(ok)) + " of files"],
+            ["section-level method with those files skipped: pages execute-only", skip_cov,
+             pct(skip_cov, tot["exec"])],
+            ["coverage the skip-list gives up (pages)", skip_lost, pct(skip_lost, tot["exec"])],
+            ["files kept wholly readable by xom (text relocations, W+X, no sections)",
+             len(whole_files), ""]]
+    md += table(["", "pages / files", "share of executable pages"], rows)
+    md += "\nWhy xom keeps pages readable (one reason per page, the strongest):\n\n"
+    md += table(["reason", "pages", "share of readable pages"],
+                [[k, v, pct(v, tot["exec"] - tot["xom"])]
+                 for k, v in sorted(why.items(), key=lambda kv: -kv[1])])
+    if bad:
+        errs = {}
+        for r in bad:
+            errs.setdefault(r["error"], []).append(r["file"])
+        md += "\nFiles that could not be analysed, by reason:\n\n"
+        md += table(["reason", "files", "examples"],
+                    [[k.replace("|", "/"), len(v), ", ".join(os.path.basename(x) for x in v[:3])]
+                     for k, v in sorted(errs.items(), key=lambda kv: -len(kv[1]))])
+    worst = sorted(crash_files, key=lambda r: -(r["crash_code"] + r["crash_hdr"]))[:15]
+    if worst:
+        md += ("\nFiles where the section-level method would make the most code-read\n"
+               "pages unreadable:\n\n")
+        md += table(["file", "exec pages", "xom pages", "crash pages (code reads)",
+                     "crash pages (headers/sections)"],
+                    [[r["file"], r["exec"], r["xom"], r["crash_code"], r["crash_hdr"]] for r in worst])
+    slow = sorted(ok, key=lambda r: -r["secs"])[:5]
+    md += "\nSlowest scans: " + ", ".join(f"{os.path.basename(r['file'])} {r['secs']:.1f} s"
+                                           for r in slow) + "\n\n"
+    plot_md = coverage_plot(ok, out)
+    md += plot_md
+    with open(os.path.join(out, "coverage.tsv"), "w") as fh:
+        fh.write("file\texec_pages\txom_pages\tsection_pages\tcrash_code\tcrash_hdr\twhole\terror\n")
+        for r in results:
+            fh.write("\t".join(str(r.get(k, "")) for k in
+                               ("file", "exec", "xom", "sect", "crash_code", "crash_hdr",
+                                "whole", "error")) + "\n")
+    head = (tot["xom"], tot["exec"], tot["crash_code"] + tot["crash_hdr"], len(crash_files),
+            skip_lost, len(ok), len(bad), len(unreached))
+    return md, head
+
+
+def coverage_plot(ok, out):
+    libs = [r for r in ok if ".so" in os.path.basename(r["file"])]
+    libs = sorted(libs, key=lambda r: -r["exec"])[:40]
+    if not libs or not shutil.which("gnuplot"):
+        return "(no plot: gnuplot is missing or no library was analysed)\n\n"
+    dat = os.path.join(out, "coverage.dat")
+    with open(dat, "w") as fh:
+        fh.write("# name xom% readable-by-code% readable-headers% whole% section-crash%\n")
+        for r in libs:
+            e = max(r["exec"], 1)
+            w = r["why"]
+            code = sum(w.get(k, 0) for k in CODE_READ)
+            whole = sum(w.get(k, 0) for k in WHOLE)
+            other = r["exec"] - r["xom"] - code - whole
+            name = re.sub(r"\.so.*", "", os.path.basename(r["file"]))
+            fh.write(f"{name} {100 * r['xom'] / e:.2f} {100 * code / e:.2f} "
+                     f"{100 * other / e:.2f} {100 * whole / e:.2f} "
+                     f"{100 * (r['crash_code'] + r['crash_hdr']) / e:.2f}\n")
+    png = os.path.join(out, "coverage.png")
+    script = f"""
+set terminal png size 1400,720 font ",10"
+set output "{png}"
+set title "xom coverage of the {len(libs)} largest shared objects (by executable pages): share of executable pages"
+set style data histograms
+set style histogram rowstacked
+set style fill solid 0.9 border -1
+set boxwidth 0.8
+set yrange [0:105]
+set ylabel "% of executable pages"
+set xtics rotate by 60 right nomirror
+set key outside right top vertical
+set grid ytics
+plot "{dat}" using 2:xtic(1) title "execute-only (xom)" lc rgb "#2e8b57", \\
+     "" using 3 title "readable: code reads data here" lc rgb "#d62728", \\
+     "" using 4 title "readable: headers, non-code sections" lc rgb "#ff9f1c", \\
+     "" using 5 title "readable: whole file (textrel/W+X)" lc rgb "#7f7f7f", \\
+     "" using 0:6 with points pt 7 ps 1.2 lc rgb "black" title "section-level method: unreadable pages code reads"
+"""
+    p = subprocess.run(["gnuplot"], input=script, capture_output=True, text=True)
+    if p.returncode != 0:
+        return f"(no plot: gnuplot failed: {p.stderr.strip()[:200]})\n\n"
+    return ("![coverage per library](coverage.png)\n\n"
+            "`coverage.png`: one bar per library, green the share of its executable\n"
+            "pages that xom makes execute-only; black dots, the share that the\n"
+            "section-level method would make unreadable although code reads them.\n\n")
+
+
+# ---- 4. Run time in the emulated-PKU guest -----------------------------------
+
+def runtime_vm(quick):
+    md = ("## 4. Run time (emulated protection keys)\n\n"
+          "CPU-bound work in the QEMU guest (TCG, `-cpu max`, which implements\n"
+          "protection keys) with and without `LD_PRELOAD=libxom.so` in enforcing\n"
+          "mode, alternating.  **Emulated timing supports ratios only**: TCG runs\n"
+          "code tens of times slower than the hardware, and unevenly, so the\n"
+          "absolute figures below say nothing about a real CPU.\n\n")
+    if quick:
+        return md + "Not run in the quick subset (booting the guest takes too long).\n\n", None
+    if not runtime_built():
+        return md + "**runtime not built**: no `libxom.so` in the build; nothing was measured.\n\n", None
+    p = subprocess.run(["tests/vm/run", "--timeout", "400", "--", "sh",
+                        "/xom/build/bench/vm_runtime.sh"], capture_output=True, text=True,
+                       env=dict(os.environ, B=B))
+    if p.stdout.startswith("SKIP"):
+        return md + f"Skipped: {p.stdout.strip()}\n\n", None
+    res = {}
+    for line in p.stdout.splitlines():
+        m = re.match(r"RESULT (\S+) (\S+) ([\d.]+) (\S+)", line)
+        if m:
+            res.setdefault(m.group(1), {}).setdefault(m.group(2), []).append(float(m.group(3)))
+            res[m.group(1)]["unit"] = m.group(4)
+    if not res:
+        tail = "\n".join((p.stdout + p.stderr).strip().splitlines()[-8:])
+        return md + f"The guest run gave no results (exit {p.returncode}):\n\n```\n{tail}\n```\n\n", None
+    rows, ratios = [], []
+    for wl, d in res.items():
+        unit = d.pop("unit")
+        if "plain" not in d or "xom" not in d:
+            rows.append([wl, unit, "", "", "missing"])
+            continue
+        a = sorted(d["plain"])[len(d["plain"]) // 2]
+        x = sorted(d["xom"])[len(d["xom"]) // 2]
+        # Throughput is higher-is-better, seconds lower-is-better; the ratio
+        # is always "time with xom / time without".
+        r = a / x if unit.endswith("/s") else x / a
+        ratios.append(r)
+        rows.append([wl, unit, f"{a:.3g}", f"{x:.3g}", f"**{r:.3f}**"])
+    md += table(["workload", "unit", "without xom (median)", "with xom (median)",
+                 "time ratio xom / plain"], rows)
+    notes = [l for l in p.stdout.splitlines() if l.startswith("NOTE")]
+    if notes:
+        md += "\n" + "\n".join("- " + l[5:] for l in notes) + "\n"
+    return md + "\n", ratios
+
+
+# ---- 5. Scale ------------------------------------------------------------------
+
+def synth_file(n_funcs, d):
+    """A shared object with n_funcs generated functions, built at -O1."""
+    src = os.path.join(d, f"synth{n_funcs}.c")
+    so = os.path.join(d, f"synth{n_funcs}.so")
+    subprocess.run(["sh", "bench/gen_synth.sh", str(n_funcs), src], check=True)
+    subprocess.run(["gcc", "-O1", "-shared", "-fPIC", "-o", so, src], check=True)
+    return so
+
+
+def scale(quick, out):
+    d = tempfile.mkdtemp(prefix="xom-bench-scale-")
+    files = []
+    for n in ((20, 200) if quick else (20, 200, 2000)):
+        try:
+            files.append(("synthetic, %d functions" % n, synth_file(n, d)))
+        except (subprocess.CalledProcessError, OSError) as e:
+            log(f"bench: cannot build the synthetic file: {e}")
+    real = [f"{LIBDIR}/libz.so.1", f"{LIBDIR}/libc.so.6", "/usr/bin/python3.11"]
+    if not quick:
+        # Larger real files where the machine has them, up to tens of MB.
+        real += [f"{LIBDIR}/libLLVM-15.so.1", f"{LIBDIR}/libLLVM-14.so.1",
+                 "/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so"]
+    for f in real:
+        if os.path.exists(f):
+            files.append((os.path.basename(f), f))
+    rows, per = [], []
+    for name, f in files:
+        p = subprocess.run([SCANT, "-r", "1" if quick else "3", f], capture_output=True, text=True)
+        m = re.search(r"code_bytes=(\d+) best_s=([\d.]+)", p.stdout)
+        if not m:
+            continue
+        cb, s = int(m.group(1)), float(m.group(2))
+        t = run_timed([f"scan:{XOMSCAN} {f}", f"capstone:{CSDEC} {f}"], 1 if quick else 3, warmup=0)
+        rss = t["scan"]["maxrss_kb"] / 1024
+        per.append((cb, s, rss))
+        rows.append([name, f"{cb / 1e3:,.0f}", f"{1e3 * s:.1f}", f"{1e6 * s / max(cb, 1):.3f}",
+                     f"{t['scan']['median_us'] / max(t['capstone']['median_us'], 1):.2f}",
+                     f"{rss:.1f}", f"{rss / max(cb / 1e6, 1e-9):.1f}"])
+    shutil.rmtree(d, ignore_errors=True)
+    rows.sort(key=lambda r: float(r[1].replace(",", "")))
+    # Marginal memory: what each MB of code adds above the smallest file.
+    marg = None
+    if len(per) >= 2:
+        per.sort()
+        (c0, _s0, r0), (c1, _s1, r1) = per[0], per[-1]
+        if c1 > c0:
+            marg = (r1 - r0) / ((c1 - c0) / 1e6)
+    md = ("## 5. Scale\n\n"
+          "Scan time and peak memory against code size: generated shared objects\n"
+          "(`bench/gen_synth.sh`, gcc -O1) and real files of increasing size.  Time is\n"
+          "the in-process scan (`scan_time`, best run); the ratio to Capstone and the\n"
+          "peak RSS are whole-process runs of `xom-scan` and `capstone_decode`.\n"
+          "Time per MB should be flat.\n\n")
+    md += table(["file", "code KB", "scan ms", "ms per MB of code", "xom-scan / Capstone",
+                 "peak RSS MB", "peak RSS MB per MB of code"], rows)
+    if marg is not None:
+        md += f"\nMarginal peak memory, smallest to largest file: **{marg:.1f} MB per MB of code**.\n"
+    return md + "\n", marg
+
+
+# ---- The report ------------------------------------------------------------------
+
+def write_report(args):
+    os.makedirs(args.out, exist_ok=True)
+    full = args.full
+    t0 = time.monotonic()
+    parts, headline = [], []
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    cpu = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as fh:
+            cpu = next(l.split(":", 1)[1].strip() for l in fh if l.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                         text=True).stdout.strip() or "unknown"
+
+    log("bench: scan speed")
+    md, heads = scan_speed(SPEED_FILES if full else SPEED_FILES[:1], 9 if full else 3,
+                           5 if full else 1)
+    parts.append(md)
+    for name, r, od, mbs in heads:
+        headline.append(f"scan {name}: {mbs:.1f} MB/s, xom-scan/Capstone {r:.2f} "
+                        f"(goal <= 1.25), objdump/xom-scan {od:.2f}")
+    md, h = warm_cache_speed(11 if full else 3)
+    parts.append(md)
+    headline.append("plan cache (libcrypto via dlopen): " + (
+        "runtime not built" if h is None else
+        f"warm adds {h[0]:+.2f} ms, cold adds {h[1]:.0f} ms to an empty preload "
+        f"(cold/warm {h[2]:.0f}x)"))
+
+    log("bench: start-up")
+    md, heads = startup(31 if full else 5)
+    parts.append(md)
+    for name, (rw, rc, calls) in heads.items():
+        headline.append(f"start-up {name}: warm/empty-preload "
+                        + ("runtime not built" if rw is None else
+                           f"{rw:.3f}, cold/empty {rc:.2f}, protection calls {calls}"))
+
+    log("bench: coverage")
+    md, h = coverage(not full, 330 if full else 30, args.out)
+    parts.append(md)
+    xom, ex, crash, cfiles, lost, nok, nbad, nun = h
+    headline.append(f"coverage: {xom}/{ex} exec pages execute-only "
+                    f"({100.0 * xom / max(ex, 1):.1f}%) over {nok} files, {nbad} not analysable"
+                    + (f", {nun} not reached" if nun else "")
+                    + f"; section-level method: {crash} crash pages in {cfiles} files, "
+                    f"skip-list gives up {lost} pages ({100.0 * lost / max(ex, 1):.1f}%)")
+
+    log("bench: run time in the emulated-PKU guest")
+    md, ratios = runtime_vm(not full)
+    parts.append(md)
+    headline.append("run time (emulated PKU): " + (
+        "not measured" if not ratios else
+        "xom/plain " + ", ".join(f"{r:.3f}" for r in ratios)))
+
+    log("bench: scale")
+    md, marg = scale(not full, args.out)
+    parts.append(md)
+    if marg is not None:
+        headline.append(f"scale: marginal peak memory {marg:.1f} MB per MB of code")
+
+    total = time.monotonic() - t0
+    head = ("# xom benchmark results\n\n"
+            f"{'Full run (`make bench`)' if full else 'Quick subset (`make bench-quick`)'}"
+            f" of commit {rev}, {when}, {total:.0f} s in all, on a shared\n"
+            f"{os.cpu_count()}-CPU virtual machine ({cpu}, Linux {platform.release()}) "
+            "whose CPU does not expose\nprotection keys.  These numbers are a snapshot: "
+            "rerun `make bench` to refresh them.\nEvery ratio's baseline was measured "
+            "in the same run, interleaved with it.\n\n"
+            "## Headline\n\n" + "".join(f"- {h}\n" for h in headline) + "\n")
+    with open(os.path.join(args.out, "results.md"), "w") as fh:
+        fh.write(head + "\n".join(parts))
+    print("\n".join(headline))
+    print(f"bench: wrote {os.path.join(args.out, 'results.md')} in {total:.0f} s")
+
+
+# ---- The well-formedness check -----------------------------------------------------
+
+def check(d):
+    """Checks the report's shape, never a time: timings are too noisy here."""
+    passed = failed = 0
+
+    def ok(name, cond):
+        nonlocal passed, failed
+        if cond:
+            passed += 1
+            print(f"PASS {name}")
+        else:
+            failed += 1
+            print(f"FAIL {name}")
+
+    path = os.path.join(d, "results.md")
+    text = open(path).read() if os.path.exists(path) else ""
+    ok("results.md exists", bool(text))
+    for sec in ("## Headline", "## 1. Scan speed", "### Scan speed with the plan cache warm",
+                "## 2. Start-up", "## 3. Coverage across the system",
+                "## 4. Run time (emulated protection keys)", "## 5. Scale"):
+        ok(f"section '{sec}'", sec in text)
+    ok("scan ratio is a number", re.search(r"\| libc\.so\.6 \| [\d.]+ \|.*\*\*[\d.]+\*\*", text))
+    ok("start-up table has /bin/true", re.search(r"\| /bin/true \| [\d.]+ \| [\d.]+ \|", text))
+    ok("start-up says runtime state", "runtime not built" in text
+       or re.search(r"\| /bin/true \|( [^|]+ \|){5} \*\*[\d.]+\*\*", text))
+    ok("coverage counts pages", re.search(r"\*\*execute-only with xom\*\* \| \d+ \|", text))
+    ok("coverage tsv written", os.path.exists(os.path.join(d, "coverage.tsv")))
+    ok("plot written or its absence explained", os.path.exists(os.path.join(d, "coverage.png"))
+       or "(no plot:" in text)
+    ok("scale table has rows", len(re.findall(r"^\| synthetic, \d+ functions \|", text, re.M)) >= 1)
+    ok("no NaN or error in the tables", "nan" not in text.lower().split() and "Traceback" not in text)
+    print(f"{passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    g = ap.add_mutually_exclusive_group(required=True)
+    g.add_argument("--full", action="store_true")
+    g.add_argument("--quick", action="store_true")
+    g.add_argument("--check", metavar="DIR")
+    ap.add_argument("--out", default="bench")
+    args = ap.parse_args()
+    if args.check:
+        sys.exit(check(args.check))
+    write_report(args)
+
+
+if __name__ == "__main__":
+    main()
