@@ -5,6 +5,7 @@
  *   probe exit N          exits with status N
  *   probe kill SIG        kills itself with signal number SIG
  *   probe readcode        reads a byte of its own code, then of libc's
+ *   probe sleep N         prints its process ID, then sleeps N seconds
  *
  * Built twice: dynamically linked, and statically linked (which xom run
  * must refuse).
@@ -34,6 +35,12 @@ int main(int argc, char **argv)
 		raise(atoi(argv[2]));
 		return 1;
 	}
+	if (argc == 3 && !strcmp(argv[1], "sleep")) {
+		printf("%d\n", (int)getpid());
+		fflush(stdout);
+		sleep((unsigned)atoi(argv[2]));
+		return 0;
+	}
 	if (argc == 2 && !strcmp(argv[1], "readcode")) {
 		/* The volatile reads make these data loads of code bytes. */
 		unsigned char a = *(volatile unsigned char *)(void *)main;
@@ -42,6 +49,6 @@ int main(int argc, char **argv)
 		printf("read libc code: %02x\n", b);
 		return 0;
 	}
-	fprintf(stderr, "usage: probe env NAME... | exit N | kill SIG | readcode\n");
+	fprintf(stderr, "usage: probe env NAME... | exit N | kill SIG | readcode | sleep N\n");
 	return 2;
 }
