@@ -46,3 +46,7 @@ cmd-tests: $(B)/xom $(B)/xom-scan $(RUNTIME_FILES) $(CMD_TEST_PROGS) demo-progs
 CHECKS += check-cmd
 check-cmd: cmd-tests
 	@B=$(B) tests/cmd/native.sh
+
+# The guest suite (tests/vm/guest.list) runs tests/cmd/guest.sh, which needs
+# the probe (and the demo programs, see demo/demo.mk).
+check-vm vm-progs: $(B)/tests/cmd/probe

@@ -203,11 +203,13 @@ static int resolve_prog(const char *prog, char *out, size_t len)
 		                 dl ? "/" : "", prog);
 		if (n > 0 && (size_t)n < len) {
 			struct stat st;
-			if (stat(out, &st) == 0 && S_ISREG(st.st_mode)
-			    && access(out, X_OK) == 0)
-				return 0;
-			if (errno == EACCES || (errno == 0 && !S_ISREG(st.st_mode)))
+			if (stat(out, &st) == 0) {
+				if (S_ISREG(st.st_mode) && access(out, X_OK) == 0)
+					return 0;
+				/* Found but not runnable: say so if nothing
+				 * later in PATH is, as a shell does. */
 				err = EACCES;
+			}
 		}
 		if (!*e)
 			break;
@@ -369,6 +371,15 @@ static int prepend_env(const char *var, const char *lib)
 	if (strpbrk(lib, ": \t")) {
 		say("cannot use %s: the dynamic linker would split its path", lib);
 		return -1;
+	}
+	/* Under a nested xom run the library is already there; loading it
+	 * twice would only add a second, idle copy. */
+	if (old) {
+		size_t ll = strlen(lib);
+		for (const char *p = old; (p = strstr(p, lib)) != NULL; p += ll)
+			if ((p == old || strchr(": \t", p[-1]))
+			    && (!p[ll] || strchr(": \t", p[ll])))
+				return 0;
 	}
 	if (old && *old) {
 		if (asprintf(&v, "%s:%s", lib, old) < 0)

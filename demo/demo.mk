@@ -29,3 +29,6 @@ demo: all $(DEMO_PROGS)
 		echo; \
 		B=$(B) tests/vm/run --timeout 300 -- build/demo/demo.sh; \
 	fi
+
+# tests/cmd/guest.sh runs the demo in the emulated-PKU guest suite.
+check-vm vm-progs: $(DEMO_PROGS)

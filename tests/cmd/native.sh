@@ -133,6 +133,9 @@ t_run_env() {
 	has "$tmp/out" "XOM_OPTIONS=cache=off:exclude=*foo*:mode=off:verbose=1" ||
 		{ bad run-env "XOM_OPTIONS: $(grep XOM_OPTIONS "$tmp/out")"; return; }
 	has "$tmp/out" "LD_AUDIT unset" || { bad run-env "LD_AUDIT set"; return; }
+	# A nested xom run does not add the library twice.
+	run_rc run-env 0 "$xom" run --mode off -- "$xom" run --mode off -- "$probe" env LD_PRELOAD || return
+	[ "$(cat "$tmp/out")" = "LD_PRELOAD=$lib" ] || { bad run-env "nested: $(cat "$tmp/out")"; return; }
 	(unset LD_PRELOAD XOM_OPTIONS
 	 run_rc run-env 0 "$xom" run --audit --profile "$tmp/prof" -- "$probe" env LD_PRELOAD LD_AUDIT XOM_OPTIONS) ||
 		{ bad run-env "xom run --audit failed (above)"; return; }
