@@ -244,7 +244,10 @@ def startup(n):
 CODE_READ = ("rip-load", "table", "absolute")
 HEADERS = ("header", "section")
 WHOLE = ("textrel", "writable", "nosections")
-PRIORITY = WHOLE + CODE_READ + HEADERS + ("outside",)
+# A page's strongest reason: a non-code section sharing the page explains it
+# before the reads that land there, so "code reads data here" means data
+# inside the code sections themselves.
+PRIORITY = WHOLE + HEADERS + CODE_READ + ("outside",)
 
 
 def elf_kind(path, under_bin):
@@ -346,12 +349,25 @@ def scan_one(path, timeout):
         r = next((x for x in PRIORITY if x in rs), "unexplained")
         why[r] = why.get(r, 0) + 1
     whole = any(r in WHOLE for rs in reasons.values() for r in rs)
-    crash_code = sum(1 for pg in sect if pg in readable and reasons.get(pg, set()) & set(CODE_READ))
-    crash_hdr = sum(1 for pg in sect if pg in readable
-                    and not reasons.get(pg, set()) & set(CODE_READ)
+    # Pages that code certainly reads: every page of a RIP-relative operand,
+    # and the page of each table base or absolute target.  A table's extent
+    # beyond its base is the scanner's safe guess, so pages that only the
+    # extent covers give the upper bound.
+    certain = set()
+    for d in j["data"]:
+        if d["reason"] == "rip-load":
+            certain.update(range(d["start"] // PAGE, (max(d["end"], d["start"] + 1) + PAGE - 1) // PAGE))
+        elif d["reason"] in ("table", "absolute"):
+            certain.add(d["start"] // PAGE)
+    code_read = set(CODE_READ)
+    crash_code = sum(1 for pg in sect if pg in readable and pg in certain)
+    crash_upper = sum(1 for pg in sect if pg in readable and reasons.get(pg, set()) & code_read)
+    crash_hdr = sum(1 for pg in sect if pg in readable and pg not in certain
+                    and not reasons.get(pg, set()) & code_read
                     and reasons.get(pg, set()) & set(HEADERS))
     return {"file": path, "exec": j["exec_pages"], "xom": j["xom_pages"],
             "why": why, "sect": len(sect), "crash_code": 0 if whole else crash_code,
+            "crash_upper": 0 if whole else crash_upper,
             "crash_hdr": 0 if whole else crash_hdr, "whole": whole, "secs": dt,
             "gadgets": len(j["gadgets"])}
 
@@ -391,13 +407,15 @@ def coverage(quick, budget_s, out):
     ok = [r for r in results if "error" not in r]
     bad = [r for r in results if "error" in r]
 
-    tot = {k: sum(r[k] for r in ok) for k in ("exec", "xom", "sect", "crash_code", "crash_hdr")}
+    tot = {k: sum(r[k] for r in ok)
+           for k in ("exec", "xom", "sect", "crash_code", "crash_upper", "crash_hdr")}
     why = {}
     for r in ok:
         for k, v in r["why"].items():
             why[k] = why.get(k, 0) + v
     crash_files = [r for r in ok if r["crash_code"] + r["crash_hdr"] > 0]
     whole_files = [r for r in ok if r["whole"]]
+    none_files = [r for r in ok if r["exec"] and not r["xom"]]
     skip_lost = sum(r["sect"] for r in crash_files)
     skip_cov = tot["sect"] - skip_lost
     pct = (lambda a, b: f"{100.0 * a / b:.1f}%" if b else "n/a")
@@ -412,13 +430,18 @@ def coverage(quick, budget_s, out):
           "with no analysis.  A page it would make unreadable although code reads it\n"
           "(our scan found a RIP-relative load, a table base or an absolute address\n"
           "into it, or a header or non-code section shares it) is a crash waiting to\n"
-          "happen.  The skip-list row is what that method keeps if every file with at\n"
+          "happen; the upper bound adds the pages that a table's extent (up to the\n"
+          "next known function entry) covers, where the scanner cannot tell how far\n"
+          "the table runs.  The skip-list row is what that method keeps if every file with at\n"
           "least one such page is left out entirely, as its hand-written list did.\n\n")
     rows = [["executable pages", tot["exec"], "100%"],
             ["**execute-only with xom**", tot["xom"], f"**{pct(tot['xom'], tot['exec'])}**"],
             ["kept readable by xom", tot["exec"] - tot["xom"], pct(tot["exec"] - tot["xom"], tot["exec"])],
             ["section-level method: pages made execute-only", tot["sect"], pct(tot["sect"], tot["exec"])],
-            ["... of which code reads data on them (crash)", tot["crash_code"], pct(tot["crash_code"], tot["exec"])],
+            ["... of which code certainly reads data on them (crash)", tot["crash_code"],
+             pct(tot["crash_code"], tot["exec"])],
+            ["... of which code may read data on them (upper bound: table extents)",
+             tot["crash_upper"], pct(tot["crash_upper"], tot["exec"])],
             ["... of which headers or non-code sections share them (crash)", tot["crash_hdr"],
              pct(tot["crash_hdr"], tot["exec"])],
             [f"files with at least one such page", len(crash_files), pct(len(crash_files), len(ok)) + " of files"],
@@ -426,7 +449,9 @@ def coverage(quick, budget_s, out):
              pct(skip_cov, tot["exec"])],
             ["coverage the skip-list gives up (pages)", skip_lost, pct(skip_lost, tot["exec"])],
             ["files kept wholly readable by xom (text relocations, W+X, no sections)",
-             len(whole_files), ""]]
+             len(whole_files), ""],
+            ["files where xom makes no page execute-only", len(none_files),
+             pct(sum(r["exec"] for r in none_files), tot["exec"])]]
     md += table(["", "pages / files", "share of executable pages"], rows)
     md += "\nWhy xom keeps pages readable (one reason per page, the strongest):\n\n"
     md += table(["reason", "pages", "share of readable pages"],
@@ -444,19 +469,21 @@ def coverage(quick, budget_s, out):
     if worst:
         md += ("\nFiles where the section-level method would make the most code-read\n"
                "pages unreadable:\n\n")
-        md += table(["file", "exec pages", "xom pages", "crash pages (code reads)",
-                     "crash pages (headers/sections)"],
-                    [[r["file"], r["exec"], r["xom"], r["crash_code"], r["crash_hdr"]] for r in worst])
+        md += table(["file", "exec pages", "xom pages", "crash pages (certain)",
+                     "crash pages (upper bound)", "crash pages (headers/sections)"],
+                    [[r["file"], r["exec"], r["xom"], r["crash_code"], r["crash_upper"],
+                      r["crash_hdr"]] for r in worst])
     slow = sorted(ok, key=lambda r: -r["secs"])[:5]
     md += "\nSlowest scans: " + ", ".join(f"{os.path.basename(r['file'])} {r['secs']:.1f} s"
                                            for r in slow) + "\n\n"
     plot_md = coverage_plot(ok, out)
     md += plot_md
     with open(os.path.join(out, "coverage.tsv"), "w") as fh:
-        fh.write("file\texec_pages\txom_pages\tsection_pages\tcrash_code\tcrash_hdr\twhole\terror\n")
+        fh.write("file\texec_pages\txom_pages\tsection_pages\tcrash_certain\tcrash_upper"
+                 "\tcrash_hdr\twhole\terror\n")
         for r in results:
             fh.write("\t".join(str(r.get(k, "")) for k in
-                               ("file", "exec", "xom", "sect", "crash_code", "crash_hdr",
+                               ("file", "exec", "xom", "sect", "crash_code", "crash_upper", "crash_hdr",
                                 "whole", "error")) + "\n")
     head = (tot["xom"], tot["exec"], tot["crash_code"] + tot["crash_hdr"], len(crash_files),
             skip_lost, len(ok), len(bad), len(unreached))
@@ -483,7 +510,7 @@ def coverage_plot(ok, out):
                      f"{100 * (r['crash_code'] + r['crash_hdr']) / e:.2f}\n")
     png = os.path.join(out, "coverage.png")
     script = f"""
-set terminal png size 1400,720 font ",10"
+set terminal png size 1300,760 font ",10"
 set output "{png}"
 set title "xom coverage of the {len(libs)} largest shared objects (by executable pages): share of executable pages"
 set style data histograms
@@ -493,7 +520,7 @@ set boxwidth 0.8
 set yrange [0:105]
 set ylabel "% of executable pages"
 set xtics rotate by 60 right nomirror
-set key outside right top vertical
+set key below horizontal
 set grid ytics
 plot "{dat}" using 2:xtic(1) title "execute-only (xom)" lc rgb "#2e8b57", \\
      "" using 3 title "readable: code reads data here" lc rgb "#d62728", \\
@@ -580,22 +607,28 @@ def scale(quick, out):
     real = [f"{LIBDIR}/libz.so.1", f"{LIBDIR}/libc.so.6", "/usr/bin/python3.11"]
     if not quick:
         # Larger real files where the machine has them, up to tens of MB.
-        real += [f"{LIBDIR}/libLLVM-15.so.1", f"{LIBDIR}/libLLVM-14.so.1",
-                 "/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so"]
+        # Larger real files where the machine has them: the first of each
+        # group that exists, so a machine with several versions scans one.
+        for group in ([f"{LIBDIR}/libx265.so.199", "/usr/bin/node"],
+                      [f"{LIBDIR}/libLLVM-15.so.1", f"{LIBDIR}/libLLVM-14.so.1"]):
+            real += [next((g for g in group if os.path.exists(g)), "")]
     for f in real:
-        if os.path.exists(f):
+        if f and os.path.exists(f):
             files.append((os.path.basename(f), f))
     rows, per = [], []
     for name, f in files:
-        p = subprocess.run([SCANT, "-r", "1" if quick else "3", f], capture_output=True, text=True)
+        # Big files are scanned once: a 30 MB file takes seconds per scan.
+        big = os.path.getsize(f) > 20e6
+        reps = 1 if quick or big else 3
+        p = subprocess.run([SCANT, "-r", str(reps), f], capture_output=True, text=True)
         m = re.search(r"code_bytes=(\d+) best_s=([\d.]+)", p.stdout)
         if not m:
             continue
         cb, s = int(m.group(1)), float(m.group(2))
-        t = run_timed([f"scan:{XOMSCAN} {f}", f"capstone:{CSDEC} {f}"], 1 if quick else 3, warmup=0)
+        t = run_timed([f"scan:{XOMSCAN} {f}", f"capstone:{CSDEC} {f}"], reps, warmup=0)
         rss = t["scan"]["maxrss_kb"] / 1024
         per.append((cb, s, rss))
-        rows.append([name, f"{cb / 1e3:,.0f}", f"{1e3 * s:.1f}", f"{1e6 * s / max(cb, 1):.3f}",
+        rows.append([name, f"{cb / 1e3:,.0f}", f"{1e3 * s:.1f}", f"{1e9 * s / max(cb, 1):.0f}",
                      f"{t['scan']['median_us'] / max(t['capstone']['median_us'], 1):.2f}",
                      f"{rss:.1f}", f"{rss / max(cb / 1e6, 1e-9):.1f}"])
     shutil.rmtree(d, ignore_errors=True)
@@ -615,9 +648,14 @@ def scale(quick, out):
           "Time per MB should be flat.\n\n")
     md += table(["file", "code KB", "scan ms", "ms per MB of code", "xom-scan / Capstone",
                  "peak RSS MB", "peak RSS MB per MB of code"], rows)
+    # Below ~100 KB of code, process and library set-up dominate the time.
+    flat = [1e9 * s_ / cb for cb, s_, _r in per if cb >= 1e5]
     if marg is not None:
         md += f"\nMarginal peak memory, smallest to largest file: **{marg:.1f} MB per MB of code**.\n"
-    return md + "\n", marg
+    if len(flat) >= 2:
+        md += (f"Time per MB of code, files of 100 KB of code or more: {min(flat):.0f} to "
+               f"{max(flat):.0f} ms (max / min **{max(flat) / min(flat):.2f}**).\n")
+    return md + "\n", (marg, (min(flat), max(flat)) if len(flat) >= 2 else None)
 
 
 # ---- The report ------------------------------------------------------------------
@@ -677,10 +715,12 @@ def write_report(args):
         "xom/plain " + ", ".join(f"{r:.3f}" for r in ratios)))
 
     log("bench: scale")
-    md, marg = scale(not full, args.out)
+    md, (marg, flat) = scale(not full, args.out)
     parts.append(md)
     if marg is not None:
-        headline.append(f"scale: marginal peak memory {marg:.1f} MB per MB of code")
+        headline.append(f"scale: marginal peak memory {marg:.1f} MB per MB of code"
+                        + (f"; scan time {flat[0]:.0f}-{flat[1]:.0f} ms per MB of code"
+                           if flat else ""))
 
     total = time.monotonic() - t0
     head = ("# xom benchmark results\n\n"
