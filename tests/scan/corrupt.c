@@ -6,6 +6,8 @@
  *                                  truncations, wrong class or machine
  *   corrupt ehframe IN OUTDIR      .eh_frame records (give it a stripped
  *                                  file, whose function bounds live there)
+ *   corrupt sectionless IN OUTDIR  section headers removed (give it a file
+ *                                  linked with -z noseparate-code)
  *   corrupt random IN OUTDIR N SEED  N copies with 1-4 random bytes changed
  *                                  in the headers, section table or .eh_frame
  *
@@ -281,10 +283,11 @@ static void gen_shdrs(void)
 	emit("shnum-huge", "malformed", "section header");
 	fresh(); eh()->e_shnum = 0;
 	emit("shnum-0", "any", NULL);
-	/* What `sstrip` leaves: no section headers at all.  Then nothing tells
-	 * code from data, and the whole segment stays readable. */
+	/* What `sstrip` leaves: no section headers at all.  This is a valid
+	 * file; with separate-code its executable segment holds only code, so
+	 * it can still be analysed (see "sectionless" for the other layout). */
 	fresh(); eh()->e_shoff = 0; eh()->e_shnum = 0; eh()->e_shstrndx = 0;
-	emit("no-sections", "ok-reason:no-sections", NULL);
+	emit("no-sections", "ok", NULL);
 	fresh(); eh()->e_shentsize = 20;
 	emit("shentsize-20", "malformed", NULL);
 	fresh(); eh()->e_shstrndx = (uint16_t)(eh()->e_shnum + 3);
@@ -447,6 +450,15 @@ static void gen_ehframe(void)
 	emit("ehf-section-empty", "ok", NULL);
 }
 
+/* A file linked without separate-code and stripped of its section headers:
+ * nothing tells .rodata or .eh_frame from .text in the segment that also
+ * holds the headers, so all of that segment must stay readable. */
+static void gen_sectionless(void)
+{
+	fresh(); eh()->e_shoff = 0; eh()->e_shnum = 0; eh()->e_shstrndx = 0;
+	emit("no-sections-nosep", "ok-reason:no-sections", NULL);
+}
+
 /* A small PRNG, so that a seed names the same files on every machine. */
 static uint64_t rng_state;
 
@@ -499,7 +511,7 @@ static void gen_random(unsigned n, uint64_t seed)
 int main(int argc, char **argv)
 {
 	if (argc < 4)
-		die("usage: corrupt headers|ehframe|random IN OUTDIR [N SEED]");
+		die("usage: corrupt headers|ehframe|sectionless|random IN OUTDIR [N SEED]");
 	load(argv[2]);
 	outdir = argv[3];
 	if (strcmp(argv[1], "headers") == 0) {
@@ -509,11 +521,13 @@ int main(int argc, char **argv)
 		gen_shdrs();
 	} else if (strcmp(argv[1], "ehframe") == 0) {
 		gen_ehframe();
+	} else if (strcmp(argv[1], "sectionless") == 0) {
+		gen_sectionless();
 	} else if (strcmp(argv[1], "random") == 0 && argc == 6) {
 		gen_random((unsigned)strtoul(argv[4], NULL, 0),
 			   strtoull(argv[5], NULL, 0));
 	} else {
-		die("usage: corrupt headers|ehframe|random IN OUTDIR [N SEED]");
+		die("usage: corrupt headers|ehframe|sectionless|random IN OUTDIR [N SEED]");
 	}
 	return 0;
 }
