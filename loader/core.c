@@ -303,10 +303,14 @@ struct object {
 };
 
 static struct object objs[MAX_OBJS];
+/* Slots in use are all below this mark, so that a scan touches only the
+ * pages of the slots that were used: the table is big, and touching all of
+ * it would cost every process start a hundred page faults. */
+static int nobjs;
 
 static struct object *find_object(uintptr_t addr)
 {
-	for (int i = 0; i < MAX_OBJS; i++) {
+	for (int i = 0; i < __atomic_load_n(&nobjs, __ATOMIC_ACQUIRE); i++) {
 		struct object *o = &objs[i];
 		if (__atomic_load_n(&o->live, __ATOMIC_ACQUIRE)
 		    && addr >= o->lo && addr < o->hi)
@@ -317,7 +321,7 @@ static struct object *find_object(uintptr_t addr)
 
 void xom_forget_range(uintptr_t start, uintptr_t end)
 {
-	for (int i = 0; i < MAX_OBJS; i++) {
+	for (int i = 0; i < __atomic_load_n(&nobjs, __ATOMIC_ACQUIRE); i++) {
 		struct object *o = &objs[i];
 		if (o->live && o->lo < end && start < o->hi)
 			__atomic_store_n(&o->live, 0, __ATOMIC_RELEASE);
@@ -327,7 +331,7 @@ void xom_forget_range(uintptr_t start, uintptr_t end)
 static struct object *known_object(uintptr_t bias, uintptr_t lo,
                                    const char *path)
 {
-	for (int i = 0; i < MAX_OBJS; i++) {
+	for (int i = 0; i < __atomic_load_n(&nobjs, __ATOMIC_ACQUIRE); i++) {
 		struct object *o = &objs[i];
 		if (o->live && o->bias == bias && o->lo == lo
 		    && !strncmp(o->path, path, sizeof(o->path) - 1))
@@ -350,7 +354,7 @@ static void remember(uintptr_t bias, uintptr_t lo, uintptr_t hi,
                      const char *path, const char *id,
                      const struct xom_plan_head *plan)
 {
-	for (int i = 0; i < MAX_OBJS; i++) {
+	for (int i = 0; i < MAX_OBJS && i <= nobjs; i++) {
 		struct object *o = &objs[i];
 		if (o->live)
 			continue;
@@ -361,6 +365,8 @@ static void remember(uintptr_t bias, uintptr_t lo, uintptr_t hi,
 		copy_str(o->path, sizeof(o->path), path);
 		copy_str(o->id, sizeof(o->id), id);
 		__atomic_store_n(&o->live, 1, __ATOMIC_RELEASE);
+		if (i == nobjs)
+			__atomic_store_n(&nobjs, i + 1, __ATOMIC_RELEASE);
 		return;
 	}
 	say(path, ": too many objects loaded; xom cannot name its faults", NULL);
@@ -655,6 +661,11 @@ void xom_add_object(const char *name, uintptr_t bias,
 	if (lo >= hi)
 		return;         /* Nothing executable (a pure data object). */
 	if (!name || !*name) {
+		/* The name execve was given costs nothing to get, unlike
+		 * readlink of /proc/self/exe, which is kept as the fallback. */
+		const char *fn = (const char *)getauxval(AT_EXECFN);
+		if (!exe[0] && fn && fn[0] == '/' && strlen(fn) < sizeof(exe))
+			strcpy(exe, fn);
 		if (!exe[0]) {
 			ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 			if (n <= 0)
@@ -987,7 +998,7 @@ static int mark_present(struct dl_phdr_info *info, size_t size, void *arg)
 
 	(void)size;
 	exec_span(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, &lo, &hi);
-	for (int i = 0; i < MAX_OBJS; i++)
+	for (int i = 0; i < __atomic_load_n(&nobjs, __ATOMIC_ACQUIRE); i++)
 		if (objs[i].live && objs[i].bias == info->dlpi_addr
 		    && objs[i].lo == lo)
 			seen[i] = 1;
@@ -1002,9 +1013,9 @@ void xom_sync_objects(void)
 		return;
 	/* Forget what was unloaded, so that a new mapping at the same
 	 * address is protected again. */
-	memset(seen, 0, sizeof(seen));
+	memset(seen, 0, (size_t)nobjs);
 	dl_iterate_phdr(mark_present, seen);
-	for (int i = 0; i < MAX_OBJS; i++)
+	for (int i = 0; i < __atomic_load_n(&nobjs, __ATOMIC_ACQUIRE); i++)
 		if (objs[i].live && !seen[i])
 			__atomic_store_n(&objs[i].live, 0, __ATOMIC_RELEASE);
 	dl_iterate_phdr(sync_one, NULL);
