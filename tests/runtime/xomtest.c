@@ -22,7 +22,8 @@
 #define XOM_PLAN_TOOL
 #include "../../loader/core.h"
 
-static int probe_fd[2];
+/* One pipe per thread: a shared one lets a thread read another's byte. */
+static __thread int probe_fd[2];
 
 /* 1: the byte at p cannot be read as data (xom), 0: readable. */
 static int is_xom(const void *p)
