@@ -453,6 +453,10 @@ def coverage(quick, budget_s, out):
             ["files where xom makes no page execute-only", len(none_files),
              pct(sum(r["exec"] for r in none_files), tot["exec"])]]
     md += table(["", "pages / files", "share of executable pages"], rows)
+    if none_files:
+        md += ("\nLargest files where xom makes no page execute-only: "
+               + ", ".join(f"{os.path.basename(r['file'])} ({r['exec']} pages)"
+                           for r in sorted(none_files, key=lambda r: -r["exec"])[:8]) + ".\n")
     md += "\nWhy xom keeps pages readable (one reason per page, the strongest):\n\n"
     md += table(["reason", "pages", "share of readable pages"],
                 [[k, v, pct(v, tot["exec"] - tot["xom"])]
@@ -471,14 +475,17 @@ def coverage(quick, budget_s, out):
                "pages unreadable:\n\n")
         md += table(["file", "exec pages", "xom pages", "crash pages (certain)",
                      "crash pages (upper bound)", "crash pages (headers/sections)"],
-                    [[r["file"], r["exec"], r["xom"], r["crash_code"], r["crash_upper"],
+                    [[os.path.basename(r["file"]), r["exec"], r["xom"], r["crash_code"], r["crash_upper"],
                       r["crash_hdr"]] for r in worst])
     slow = sorted(ok, key=lambda r: -r["secs"])[:5]
     md += "\nSlowest scans: " + ", ".join(f"{os.path.basename(r['file'])} {r['secs']:.1f} s"
                                            for r in slow) + "\n\n"
     plot_md = coverage_plot(ok, out)
     md += plot_md
-    with open(os.path.join(out, "coverage.tsv"), "w") as fh:
+    # The per-file table names every file on the machine: a build product,
+    # not part of the committed report.
+    os.makedirs(os.path.join(B, "bench"), exist_ok=True)
+    with open(os.path.join(B, "bench", "coverage.tsv"), "w") as fh:
         fh.write("file\texec_pages\txom_pages\tsection_pages\tcrash_certain\tcrash_upper"
                  "\tcrash_hdr\twhole\terror\n")
         for r in results:
@@ -495,7 +502,7 @@ def coverage_plot(ok, out):
     libs = sorted(libs, key=lambda r: -r["exec"])[:40]
     if not libs or not shutil.which("gnuplot"):
         return "(no plot: gnuplot is missing or no library was analysed)\n\n"
-    dat = os.path.join(out, "coverage.dat")
+    dat = os.path.join(B, "bench", "coverage.dat")
     with open(dat, "w") as fh:
         fh.write("# name xom% readable-by-code% readable-headers% whole% section-crash%\n")
         for r in libs:
@@ -576,9 +583,13 @@ def runtime_vm(quick):
         # is always "time with xom / time without".
         r = a / x if unit.endswith("/s") else x / a
         ratios.append(r)
-        rows.append([wl, unit, f"{a:.3g}", f"{x:.3g}", f"**{r:.3f}**"])
-    md += table(["workload", "unit", "without xom (median)", "with xom (median)",
-                 "time ratio xom / plain"], rows)
+        rows.append([wl, unit, f"{a:.3g} ({min(d['plain']):.3g}-{max(d['plain']):.3g})",
+                      f"{x:.3g} ({min(d['xom']):.3g}-{max(d['xom']):.3g})", len(d["xom"]),
+                      f"**{r:.3f}**"])
+    md += table(["workload", "unit", "without xom: median (range)", "with xom: median (range)",
+                 "runs each", "time ratio xom / plain"], rows)
+    md += ("\nA ratio inside the spread of the runs is no difference: the guest's\n"
+           "timing varies by tens of percent from run to run.\n")
     notes = [l for l in p.stdout.splitlines() if l.startswith("NOTE")]
     if notes:
         md += "\n" + "\n".join("- " + l[5:] for l in notes) + "\n"
@@ -674,6 +685,14 @@ def write_report(args):
         pass
     rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                          text=True).stdout.strip() or "unknown"
+    # The figures describe the code that was built, which may be ahead of
+    # the commit: say so rather than credit the commit with them.
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
+                            "scan", "loader", "preload"], capture_output=True,
+                           text=True).stdout.split("\n")
+    dirty = sorted({l[3:].split("/")[0] for l in dirty if l.strip()})
+    if dirty:
+        rev += " (with uncommitted changes in " + ", ".join(d + "/" for d in dirty) + ")"
 
     log("bench: scan speed")
     md, heads = scan_speed(SPEED_FILES if full else SPEED_FILES[:1], 9 if full else 3,
@@ -712,7 +731,8 @@ def write_report(args):
     parts.append(md)
     headline.append("run time (emulated PKU): " + (
         "not measured" if not ratios else
-        "xom/plain " + ", ".join(f"{r:.3f}" for r in ratios)))
+        "time xom/plain " + ", ".join(f"{r:.3f}" for r in ratios)
+        + " (sha256, aes-128-cbc, Python loop; emulated, ratios only, run-to-run spread tens of %)"))
 
     log("bench: scale")
     md, (marg, flat) = scale(not full, args.out)
@@ -764,7 +784,7 @@ def check(d):
     ok("start-up says runtime state", "runtime not built" in text
        or re.search(r"\| /bin/true \|( [^|]+ \|){5} \*\*[\d.]+\*\*", text))
     ok("coverage counts pages", re.search(r"\*\*execute-only with xom\*\* \| \d+ \|", text))
-    ok("coverage tsv written", os.path.exists(os.path.join(d, "coverage.tsv")))
+    ok("coverage tsv written", os.path.exists(os.path.join(B, "bench", "coverage.tsv")))
     ok("plot written or its absence explained", os.path.exists(os.path.join(d, "coverage.png"))
        or "(no plot:" in text)
     ok("scale table has rows", len(re.findall(r"^\| synthetic, \d+ functions \|", text, re.M)) >= 1)

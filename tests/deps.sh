@@ -8,7 +8,7 @@ pkgs_for() {
 	case "$1" in
 	build) echo "libcapstone-dev libelf-dev pkg-config" ;;
 	vm)    echo "qemu-system-x86 cpio xz-utils" ;;
-	bench) echo "gnuplot-nox binutils time" ;;
+	bench) echo "gnuplot-nox binutils time python3" ;;
 	fuzz)  echo "clang libclang-rt-14-dev" ;;
 	*) echo "tests/deps.sh: unknown group '$1'" >&2; exit 64 ;;
 	esac
