@@ -683,8 +683,11 @@ def write_report(args):
             cpu = next(l.split(":", 1)[1].strip() for l in fh if l.startswith("model name"))
     except (OSError, StopIteration):
         pass
-    rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                         text=True).stdout.strip() or "unknown"
+    # BENCH_REV names the commit when the run is made from an export of it
+    # (a clean tree without git metadata).
+    rev = os.environ.get("BENCH_REV") or subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+        text=True).stdout.strip() or "unknown"
     # The figures describe the code that was built, which may be ahead of
     # the commit: say so rather than credit the commit with them.
     dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
