@@ -515,11 +515,23 @@ def coverage_plot(ok, out):
             fh.write(f"{name} {100 * r['xom'] / e:.2f} {100 * code / e:.2f} "
                      f"{100 * other / e:.2f} {100 * whole / e:.2f} "
                      f"{100 * (r['crash_code'] + r['crash_hdr']) / e:.2f}\n")
-    png = os.path.join(out, "coverage.png")
+    err = plot_dat(dat, os.path.join(out, "coverage.png"), len(libs))
+    if err:
+        return f"(no plot: gnuplot failed: {err})\n\n"
+    return ("![coverage per library](coverage.png)\n\n"
+            "`coverage.png`: one bar per library, green the share of its executable\n"
+            "pages that xom makes execute-only; black dots, the share that the\n"
+            "section-level method would make unreadable although code certainly\n"
+            "reads them.\n\n")
+
+
+def plot_dat(dat, png, nlibs):
+    """Draws the coverage plot from its data file; returns an error or ''."""
     script = f"""
 set terminal png size 1300,760 font ",10"
+set termoption noenhanced
 set output "{png}"
-set title "xom coverage of the {len(libs)} largest shared objects (by executable pages): share of executable pages"
+set title "xom coverage of the {nlibs} largest shared objects (by executable pages): share of executable pages"
 set style data histograms
 set style histogram rowstacked
 set style fill solid 0.9 border -1
@@ -533,15 +545,10 @@ plot "{dat}" using 2:xtic(1) title "execute-only (xom)" lc rgb "#2e8b57", \\
      "" using 3 title "readable: code reads data here" lc rgb "#d62728", \\
      "" using 4 title "readable: headers, non-code sections" lc rgb "#ff9f1c", \\
      "" using 5 title "readable: whole file (textrel/W+X)" lc rgb "#7f7f7f", \\
-     "" using 0:6 with points pt 7 ps 1.2 lc rgb "black" title "section-level method: unreadable pages code reads"
+     "" using 0:6 with points pt 7 ps 1.2 lc rgb "black" title "section-level method: made unreadable, certainly read by code"
 """
     p = subprocess.run(["gnuplot"], input=script, capture_output=True, text=True)
-    if p.returncode != 0:
-        return f"(no plot: gnuplot failed: {p.stderr.strip()[:200]})\n\n"
-    return ("![coverage per library](coverage.png)\n\n"
-            "`coverage.png`: one bar per library, green the share of its executable\n"
-            "pages that xom makes execute-only; black dots, the share that the\n"
-            "section-level method would make unreadable although code reads them.\n\n")
+    return p.stderr.strip()[:200] if p.returncode != 0 else ""
 
 
 # ---- 4. Run time in the emulated-PKU guest -----------------------------------
