@@ -27,7 +27,9 @@ XCFLAGS := -std=gnu11 -D_GNU_SOURCE -fvisibility=hidden -fPIC -MMD -MP \
 	$(WARN) $(SANFLAGS)
 XLDFLAGS := $(SANFLAGS)
 
-# Debian packages are installed on first use when they are missing.
+# Debian packages are installed on first use when they are missing.  The
+# stamps are kept, or make would treat them as intermediate and redo them.
+.PRECIOUS: $(B)/.deps-%
 $(B)/.deps-%: tests/deps.sh
 	@mkdir -p $(@D)
 	@tests/deps.sh $*

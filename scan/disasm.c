@@ -253,11 +253,13 @@ static int note_insn(struct scan *s, const cs_insn *in)
 				rc = push_ref(s, t, in->address, op->size ? op->size : 8,
 				              XOM_R_RIP_LOAD);
 		} else if (op->type == X86_OP_IMM && branch) {
-			/* Short branches are left out: decoding a table yields
-			 * many, and one that hit a table's first byte would make
-			 * it look like code.  A garbled rel32 hitting it is
-			 * about a 1 in 2^32 chance. */
-			if (in->size < 5)
+			/* Only calls make code entries.  A jump target can be
+			 * data: gas pads a large .p2align with a jmp over the
+			 * padding, which lands on whatever follows, tables
+			 * included.  Short calls do not exist; a garbled rel32
+			 * call hitting a table's first byte is about a 1 in
+			 * 2^32 chance. */
+			if (in->id != X86_INS_CALL)
 				continue;
 			rc = push_call(s, (uint64_t)op->imm);
 		} else if (op->type == X86_OP_IMM && absolute) {
@@ -404,6 +406,95 @@ static int sweep(struct scan *s, csh h, cs_insn *in, const struct region *r)
 	return 0;
 }
 
+/* Instructions that ordinary user code does not begin with: what data
+ * decoded as code quickly runs into. */
+static bool implausible(const cs_insn *in)
+{
+	switch (in->id) {
+	case X86_INS_HLT: case X86_INS_IN: case X86_INS_OUT:
+	case X86_INS_INSB: case X86_INS_INSW: case X86_INS_INSD:
+	case X86_INS_OUTSB: case X86_INS_OUTSW: case X86_INS_OUTSD:
+	case X86_INS_CLI: case X86_INS_STI: case X86_INS_INT: case X86_INS_INT1:
+	case X86_INS_INT3: case X86_INS_INTO: case X86_INS_LJMP:
+	case X86_INS_LCALL: case X86_INS_RETF: case X86_INS_RETFQ:
+	case X86_INS_IRET: case X86_INS_IRETD: case X86_INS_IRETQ:
+	case X86_INS_SAHF: case X86_INS_LAHF: case X86_INS_CMC:
+		return true;
+	default:
+		break;
+	}
+	if (in->size >= 2 && in->bytes[0] == 0 && in->bytes[1] == 0)
+		return true;    /* add %al,(%rax): zeros */
+	for (uint8_t i = 0; i < in->detail->groups_count; i++)
+		if (in->detail->groups[i] == CS_GRP_PRIVILEGE ||
+		    in->detail->groups[i] == X86_GRP_3DNOW)
+			return true;
+	return false;
+}
+
+/*
+ * Whether the bytes at target read as the start of a function: at least
+ * three instructions, or two and a return or jump, none of them implausible,
+ * within 64 bytes.  Used only for relocated pointers into code that no
+ * symbol or FDE explains (hand-written assembly without CFI, stripped):
+ * they are overwhelmingly function pointers, and a table that a relocated
+ * pointer names is very unlikely to decode cleanly this far.
+ */
+static bool looks_like_code(struct scan *s, csh h, cs_insn *in, uint64_t target)
+{
+	const struct xom_segment *g = exec_seg_at(s, target);
+	uint64_t pc = target, avail;
+	const uint8_t *code;
+	size_t left;
+	unsigned n = 0;
+
+	if (!g || target - g->vaddr >= g->filesz)
+		return false;
+	avail = g->filesz - (target - g->vaddr);
+	code = s->img + g->offset + (target - g->vaddr);
+	left = avail < 64 ? (size_t)avail : 64;
+	while (left && n < 8) {
+		if (!cs_disasm_iter(h, &code, &left, &pc, in)) {
+			uint64_t rip;
+			size_t k = vex_length(code, left, pc, &rip);
+			if (!k)
+				return false;
+			code += k, left -= k, pc += k, n++;
+			continue;
+		}
+		if (implausible(in))
+			return false;
+		n++;
+		for (uint8_t i = 0; i < in->detail->groups_count; i++)
+			if (in->detail->groups[i] == CS_GRP_RET ||
+			    (in->id == X86_INS_JMP && in->detail->groups[i] == CS_GRP_JUMP))
+				return n >= 2;
+	}
+	return n >= 3;
+}
+
+/* Relocated pointers that land on plausible code become code entries. */
+static int find_pointed_code(struct scan *s, csh h, cs_insn *in)
+{
+	const struct ref *r = s->refs.p;
+	size_t before = s->entries.n;
+
+	for (size_t i = 0; i < s->refs.n; i++) {
+		uint64_t *e, *c;
+
+		if (r[i].reason != XOM_R_ABSOLUTE || r[i].has_ref || r[i].size ||
+		    sorted_has_u64(s->entries.p, before, r[i].target) ||
+		    scan_inside_function(s, r[i].target) ||
+		    !looks_like_code(s, h, in, r[i].target))
+			continue;
+		if (!(e = vec_push(&s->entries)) || !(c = vec_push(&s->calls)))
+			return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
+		*e = *c = r[i].target;
+	}
+	vec_sort_u64(&s->entries);
+	return 0;
+}
+
 static int collect_regions(struct scan *s, struct vec *out)
 {
 	const struct section *sec = s->secs.p;
@@ -475,6 +566,7 @@ int disasm_code(struct scan *s)
 	for (size_t i = 0; i < regions.n; i++)
 		if ((rc = sweep(s, h, in, (struct region *)regions.p + i)))
 			goto out;
+	rc = find_pointed_code(s, h, in);
 out:
 	vec_free(&regions);
 	if (in)

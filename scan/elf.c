@@ -74,7 +74,7 @@ void vec_sort_u64(struct vec *v)
 
 	if (!v->n)
 		return;
-	qsort(a, v->n, sizeof *a, cmp_u64);
+	sort_items(a, v->n, sizeof *a, cmp_u64);
 	for (i = 0; i < v->n; i++)
 		if (!n || a[n - 1] != a[i])
 			a[n++] = a[i];
@@ -230,7 +230,7 @@ static int load_phdrs(struct scan *s, Elf *e)
 			return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
 		*slot = seg;
 	}
-	qsort(s->segs.p, s->segs.n, sizeof(struct xom_segment), cmp_seg);
+	sort_items(s->segs.p, s->segs.n, sizeof(struct xom_segment), cmp_seg);
 	const struct xom_segment *g = s->segs.p;
 	for (i = 1; i < s->segs.n; i++)
 		if (g[i].vaddr < g[i - 1].vaddr + g[i - 1].memsz)
@@ -487,6 +487,72 @@ static int load_plt(struct scan *s)
 	return 0;
 }
 
+static int cmp_sec_addr(const void *a, const void *b)
+{
+	const struct section *x = *(const struct section *const *)a;
+	const struct section *y = *(const struct section *const *)b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static bool is_padding(const uint8_t *p, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		if (p[i] != 0x00 && p[i] != 0x90 && p[i] != 0xcc)
+			return false;
+	return true;
+}
+
+/*
+ * Bytes of an exec segment that no section claims are alignment padding
+ * between sections, or something the section table does not describe
+ * (a damaged or doctored table).  Only the second kind is data: padding
+ * is zeros, nops or int3.
+ */
+static int load_gaps(struct scan *s)
+{
+	const struct xom_segment *g = s->segs.p;
+	const struct section **v;
+	size_t n = 0;
+	int rc = 0;
+
+	if (!s->secs.n)
+		return 0;
+	v = malloc(s->secs.n * sizeof *v);
+	if (!v)
+		return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
+	for (size_t i = 0; i < s->secs.n; i++) {
+		const struct section *sec = (const struct section *)s->secs.p + i;
+		if ((sec->flags & SHF_ALLOC) && sec->type != SHT_NOBITS && sec->size)
+			v[n++] = sec;
+	}
+	sort_items(v, n, sizeof *v, cmp_sec_addr);
+	for (size_t i = 0; i < s->segs.n && !rc; i++) {
+		uint64_t at = g[i].vaddr, end = g[i].vaddr + g[i].filesz;
+
+		for (size_t k = 0; k <= n && !rc; k++) {
+			uint64_t lo = k < n ? v[k]->addr : end;
+			uint64_t hi = k < n ? v[k]->addr + v[k]->size : end;
+
+			if (lo > end)
+				lo = end;
+			if (lo > at && !is_padding(s->img + g[i].offset + (at - g[i].vaddr),
+			                            lo - at)) {
+				for (uint64_t a = at; a < lo && !rc; a += 4096) {
+					uint64_t len = lo - a < 4096 ? lo - a : 4096;
+					rc = add_ref(s, a, (uint32_t)len, XOM_R_OUTSIDE);
+				}
+			}
+			if (hi > at)
+				at = hi;
+			if (at >= end)
+				break;
+		}
+	}
+	free(v);
+	return rc;
+}
+
 /* Headers, non-code sections and other segments that share an exec page. */
 static int load_noncode(struct scan *s, const GElf_Ehdr *eh)
 {
@@ -549,6 +615,67 @@ static int load_noncode(struct scan *s, const GElf_Ehdr *eh)
 	return 0;
 }
 
+/* Counts past 0xfeff live in the first section header (gABI). */
+static Elf64_Shdr first_shdr(const struct scan *s, const GElf_Ehdr *eh)
+{
+	Elf64_Shdr sh0 = { 0 };
+
+	if (eh->e_shoff && image_has(s, eh->e_shoff, sizeof sh0))
+		memcpy(&sh0, s->img + eh->e_shoff, sizeof sh0);
+	return sh0;
+}
+
+/*
+ * The header tables themselves must lie in the file.  libelf accepts a
+ * section header table past the end of the image and reports no sections,
+ * which would silently turn a damaged file into one that looks stripped.
+ */
+static int check_phdr_table(struct scan *s, const GElf_Ehdr *eh)
+{
+	Elf64_Shdr sh0 = first_shdr(s, eh);
+	uint64_t phnum = eh->e_phnum;
+
+	if (eh->e_phnum && eh->e_phentsize != sizeof(Elf64_Phdr))
+		return scan_fail(s, XOM_SCAN_EMALFORMED,
+		                 "malformed: program header entry size %u", eh->e_phentsize);
+	if (phnum == PN_XNUM)
+		phnum = sh0.sh_info;
+	if (!image_has(s, eh->e_phoff, phnum * sizeof(Elf64_Phdr)))
+		return scan_fail(s, XOM_SCAN_EMALFORMED,
+		                 "malformed: program header table past end of file");
+	return 0;
+}
+
+/* The same for the section header table, checked once the segments are. */
+static int check_shdr_table(struct scan *s, const GElf_Ehdr *eh)
+{
+	Elf64_Shdr sh0 = first_shdr(s, eh);
+	uint64_t shnum = eh->e_shnum;
+	if (!eh->e_shoff) {
+		if (eh->e_shnum)
+			return scan_fail(s, XOM_SCAN_EMALFORMED,
+			                 "malformed: %u section headers at offset 0", eh->e_shnum);
+		return 0;
+	}
+	if (eh->e_shentsize != sizeof(Elf64_Shdr))
+		return scan_fail(s, XOM_SCAN_EMALFORMED,
+		                 "malformed: section header entry size %u", eh->e_shentsize);
+	if (!image_has(s, eh->e_shoff, sizeof sh0))
+		return scan_fail(s, XOM_SCAN_EMALFORMED,
+		                 "malformed: section header table past end of file");
+	if (shnum == 0)
+		shnum = sh0.sh_size;
+	if (shnum > s->len / sizeof sh0 || !image_has(s, eh->e_shoff, shnum * sizeof sh0))
+		return scan_fail(s, XOM_SCAN_EMALFORMED,
+		                 "malformed: section header table past end of file");
+	uint64_t strndx = eh->e_shstrndx == SHN_XINDEX ? sh0.sh_link : eh->e_shstrndx;
+	if (shnum && strndx >= shnum)
+		return scan_fail(s, XOM_SCAN_EMALFORMED,
+		                 "malformed: section name table index %llu out of range",
+		                 (unsigned long long)strndx);
+	return 0;
+}
+
 int elf_load(struct scan *s)
 {
 	const unsigned char *id = s->img;
@@ -586,10 +713,11 @@ int elf_load(struct scan *s)
 	s->e_type = eh.e_type;
 	s->e_entry = eh.e_entry;
 
-	if ((rc = load_phdrs(s, e)) || (rc = load_sections(s, e)) ||
+	if ((rc = check_phdr_table(s, &eh)) || (rc = load_phdrs(s, e)) ||
+	    (rc = check_shdr_table(s, &eh)) || (rc = load_sections(s, e)) ||
 	    (rc = load_symbols(s, e)) || (rc = load_relocs(s)) ||
 	    (rc = load_arrays(s)) || (rc = load_plt(s)) ||
-	    (rc = load_noncode(s, &eh)) || (rc = add_entry(s, eh.e_entry)))
+	    (rc = load_noncode(s, &eh)) || (rc = load_gaps(s)) || (rc = add_entry(s, eh.e_entry)))
 		goto out;
 out:
 	if (e)

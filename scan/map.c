@@ -19,10 +19,9 @@
 
 static uint64_t page_down(uint64_t a) { return a & ~(uint64_t)(PAGE - 1); }
 
-static bool sorted_has(const struct vec *v, uint64_t x)
+bool sorted_has_u64(const uint64_t *a, size_t n, uint64_t x)
 {
-	const uint64_t *a = v->p;
-	size_t lo = 0, hi = v->n;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -64,7 +63,7 @@ static int cmp_range(const void *a, const void *b)
  * its ends are turned into running maxima first, so that one search answers
  * even where extents nest or overlap.
  */
-static bool inside_function(const struct scan *s, uint64_t x)
+bool scan_inside_function(const struct scan *s, uint64_t x)
 {
 	const struct xom_range *f = s->funcs.p;
 	size_t lo = 0, hi = s->funcs.n;
@@ -79,13 +78,13 @@ static bool inside_function(const struct scan *s, uint64_t x)
 	return lo > 0 && f[lo - 1].end > x;
 }
 
-static void prepare_funcs(struct scan *s)
+void scan_prepare_funcs(struct scan *s)
 {
 	struct xom_range *f = s->funcs.p;
 
 	if (!s->funcs.n)
 		return;
-	qsort(f, s->funcs.n, sizeof *f, cmp_range);
+	sort_items(f, s->funcs.n, sizeof *f, cmp_range);
 	for (size_t i = 1; i < s->funcs.n; i++)
 		if (f[i].end < f[i - 1].end)
 			f[i].end = f[i - 1].end;
@@ -110,11 +109,62 @@ static int cmp_data_start(const void *a, const void *b)
 }
 
 /* Resolves one reference into a data range; false when it is code. */
-static bool resolve_ref(const struct scan *s, const struct ref *r,
-                        struct xom_data *d)
+struct span { uint64_t start, end; bool exec; };
+
+static int cmp_span(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Allocated sections with contents, sorted by address. */
+static struct span *section_spans(const struct scan *s, size_t *n)
+{
+	const struct section *sec = s->secs.p;
+	struct span *v = malloc((s->secs.n + 1) * sizeof *v);
+
+	*n = 0;
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < s->secs.n; i++)
+		if ((sec[i].flags & SHF_ALLOC) && sec[i].type != SHT_NOBITS && sec[i].size)
+			v[(*n)++] = (struct span){ sec[i].addr, sec[i].addr + sec[i].size,
+			                           (sec[i].flags & SHF_EXECINSTR) != 0 };
+	sort_items(v, *n, sizeof *v, cmp_span);
+	return v;
+}
+
+/* The section holding x, or NULL. */
+static const struct span *span_at(const struct span *v, size_t n, uint64_t x)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].start <= x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && x < v[lo - 1].end ? &v[lo - 1] : NULL;
+}
+
+static bool resolve_ref(const struct scan *s, const struct span *secs,
+                        size_t nsecs, const struct ref *r, struct xom_data *d)
 {
 	const struct xom_segment *seg = exec_seg_at(s, r->target);
 	uint64_t seg_end = seg->vaddr + seg->memsz, end;
+	bool from_code = r->reason == XOM_R_RIP_LOAD || r->reason == XOM_R_TABLE ||
+	                 r->reason == XOM_R_ABSOLUTE;
+	const struct span *in = from_code ? span_at(secs, nsecs, r->target) : NULL;
+
+	/* A read of .rodata or .eh_frame in the segment is data already. */
+	if (in && !in->exec)
+		return false;
+	/* A table inside a code section ends with it at the latest. */
+	if (in && in->end < seg_end)
+		seg_end = in->end;
 
 	if (r->size) {
 		end = r->target + r->size;
@@ -124,10 +174,10 @@ static bool resolve_ref(const struct scan *s, const struct ref *r,
 		/* An address of code, not data: a function pointer, a PLT slot,
 		 * a call target.  A pointer stored in data that lands inside a
 		 * function is a code label (computed goto), not a table. */
-		if (sorted_has(&s->entries, r->target) ||
-		    sorted_has(&s->calls, r->target))
+		if (sorted_has_u64(s->entries.p, s->entries.n, r->target) ||
+		    sorted_has_u64(s->calls.p, s->calls.n, r->target))
 			return false;
-		if (!r->has_ref && inside_function(s, r->target))
+		if (!r->has_ref && scan_inside_function(s, r->target))
 			return false;
 		end = next_entry(s, r->target);
 		if (end > seg_end)
@@ -143,7 +193,7 @@ static size_t merge_data(struct xom_data *d, size_t n)
 {
 	size_t k = 0;
 
-	qsort(d, n, sizeof *d, cmp_data);
+	sort_items(d, n, sizeof *d, cmp_data);
 	for (size_t i = 0; i < n; i++) {
 		if (k && d[k - 1].reason == d[i].reason && d[i].start <= d[k - 1].end) {
 			if (d[i].end > d[k - 1].end)
@@ -152,7 +202,7 @@ static size_t merge_data(struct xom_data *d, size_t n)
 		}
 		d[k++] = d[i];
 	}
-	qsort(d, k, sizeof *d, cmp_data_start);
+	sort_items(d, k, sizeof *d, cmp_data_start);
 	return k;
 }
 
@@ -160,13 +210,17 @@ static int build_data(struct scan *s, struct xom_map *m)
 {
 	const struct ref *r = s->refs.p;
 	const struct xom_segment *g = s->segs.p;
-	size_t n = 0;
+	size_t n = 0, nsecs;
+	struct span *secs = section_spans(s, &nsecs);
 
 	m->data = malloc((s->refs.n + s->segs.n + 1) * sizeof *m->data);
-	if (!m->data)
+	if (!m->data || !secs) {
+		free(secs);
 		return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
+	}
 	for (size_t i = 0; i < s->refs.n; i++)
-		n += resolve_ref(s, &r[i], &m->data[n]);
+		n += resolve_ref(s, secs, nsecs, &r[i], &m->data[n]);
+	free(secs);
 	/* A whole-file verdict is listed too, so that readers of the data
 	 * list see why every page stays readable.  Without section headers
 	 * nothing tells .rodata from .text in a segment that also holds the
@@ -345,7 +399,7 @@ int map_build(struct scan *s, struct xom_map *m)
 	m->nsegs = s->segs.n;
 	m->segs = s->segs.p;
 	s->segs.p = NULL;
-	qsort(s->syms.p, s->syms.n, sizeof(struct xom_sym), cmp_sym);
+	sort_items(s->syms.p, s->syms.n, sizeof(struct xom_sym), cmp_sym);
 	m->nsyms = s->syms.n;
 	m->syms = s->syms.p;
 	m->names = s->names.p;
@@ -394,10 +448,10 @@ XOM_API int xom_scan_mem(const void *buf, size_t len, struct xom_map **out,
 	if ((rc = elf_load(&s)) || (rc = ehframe_parse(&s)))
 		goto out;
 	vec_sort_u64(&s.entries);
+	scan_prepare_funcs(&s);
 	if ((rc = disasm_code(&s)))
 		goto out;
 	vec_sort_u64(&s.calls);
-	prepare_funcs(&s);
 	rc = map_build(&s, m);
 out:
 	scan_free(&s);

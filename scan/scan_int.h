@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "xom_scan.h"
 
@@ -81,6 +82,14 @@ struct scan {
 int scan_fail(struct scan *s, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* qsort() with a NULL base is undefined even for zero items. */
+static inline void sort_items(void *base, size_t n, size_t size,
+                              int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
+
 void *vec_push(struct vec *v);
 void vec_free(struct vec *v);
 void vec_sort_u64(struct vec *v);       /* sorts and removes duplicates */
@@ -93,6 +102,12 @@ const struct xom_segment *exec_seg_at(const struct scan *s, uint64_t vaddr);
 
 /* True when a decoded instruction starts at vaddr. */
 bool scan_is_start(const struct scan *s, uint64_t vaddr);
+
+bool sorted_has_u64(const uint64_t *a, size_t n, uint64_t x);
+
+/* Sorts s->funcs so that scan_inside_function() can answer. */
+void scan_prepare_funcs(struct scan *s);
+bool scan_inside_function(const struct scan *s, uint64_t x);
 
 int elf_load(struct scan *s);
 int ehframe_parse(struct scan *s);

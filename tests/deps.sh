@@ -6,7 +6,7 @@ set -eu
 
 pkgs_for() {
 	case "$1" in
-	build) echo "libcapstone-dev libelf-dev pkg-config" ;;
+	build) echo "libcapstone-dev libelf-dev pkg-config libssl3" ;;
 	vm)    echo "qemu-system-x86 cpio xz-utils" ;;
 	bench) echo "gnuplot-nox binutils time python3" ;;
 	fuzz)  echo "clang libclang-rt-14-dev" ;;
