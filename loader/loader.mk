@@ -27,7 +27,7 @@ $(B)/xom-plan: $(B)/loader/plan_tool.o $(B)/loader/format.o $(B)/libxom-scan.so
 # ---- tests (native; the enforcement tests run in the emulated-PKU VM) ----
 
 RT_BIN := $(B)/tests/runtime
-RT_TESTS := $(RT_BIN)/xomtest $(RT_BIN)/libtarget.so $(RT_BIN)/libempty.so
+RT_TESTS := $(RT_BIN)/xomtest $(RT_BIN)/libtarget.so
 ALL += $(RT_TESTS)
 
 $(RT_BIN)/xomtest: tests/runtime/xomtest.c loader/format.c loader/core.h
