@@ -47,8 +47,13 @@ include scan/scan.mk
 -include cmd/cmd.mk
 -include demo/demo.mk
 
-.PHONY: all check clean asan demo
+.PHONY: all check clean asan demo check-readme
 all: $(ALL)
+
+# Every command README.md shows after a "$ " prompt is run, so it stays true.
+CHECKS += check-readme
+check-readme: all
+	@tests/readme.sh
 
 check: all
 	@tests/check.sh $(CHECKS)
