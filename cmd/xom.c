@@ -57,12 +57,13 @@ static const char usage_main[] =
 static const char usage_run[] =
 	"usage: xom run [OPTIONS] [--] PROG [ARGS...]\n"
 	"\n"
-	"Runs PROG (looked up in PATH) with libxom.so preloaded, or with the\n"
-	"libxom-audit.so audit module, and exits with PROG's exit status.  A death\n"
-	"by signal is reported on stderr and gives 128 + the signal number.\n"
+	"Runs PROG (looked up in PATH) with libxom.so preloaded, and with the\n"
+	"libxom-audit.so audit module too under --audit, and exits with PROG's\n"
+	"exit status.  A death by signal is reported on stderr and gives\n"
+	"128 + the signal number.\n"
 	"\n"
 	"Options:\n"
-	"  --audit              use LD_AUDIT instead of LD_PRELOAD (also protects\n"
+	"  --audit              add the LD_AUDIT module (also protects\n"
 	"                       libraries that libc loads itself, e.g. NSS, iconv)\n"
 	"  --mode MODE          enforce (default): a read of protected code kills\n"
 	"                       the program; audit: log the read and go on;\n"
@@ -478,10 +479,16 @@ static int cmd_run(int argc, char **argv)
 		return EX_CANNOT;
 	}
 
+	/* With --audit the preload library comes along too: the audit module
+	 * does the protecting, and the preload library's sigaction() wrapper
+	 * keeps xom's SIGSEGV handler first when the program installs its own
+	 * (the audit module alone cannot interpose on the program's calls). */
+	char lib[PATH_MAX], plib[PATH_MAX];
 	const char *libname = audit ? "libxom-audit.so" : "libxom.so";
-	char lib[PATH_MAX];
-	if (!find_own(libname, lib, sizeof lib)) {
-		say("cannot find %s beside %s or in %s/../lib/xom", libname,
+	if (!find_own(libname, lib, sizeof lib) ||
+	    !find_own("libxom.so", plib, sizeof plib)) {
+		say("cannot find %s beside %s or in %s/../lib/xom",
+		    find_own(libname, lib, sizeof lib) ? "libxom.so" : libname,
 		    self_dir(), self_dir());
 		return EX_XOM;
 	}
@@ -499,16 +506,17 @@ static int cmd_run(int argc, char **argv)
 		say("XOM_OPTIONS is too long");
 		return EX_XOM;
 	}
-	if (prepend_env(audit ? "LD_AUDIT" : "LD_PRELOAD", lib) != 0)
+	if (prepend_env("LD_PRELOAD", plib) != 0 ||
+	    (audit && prepend_env("LD_AUDIT", lib) != 0))
 		return EX_XOM;
 	if (opts[0])
 		setenv("XOM_OPTIONS", opts, 1);
 	else
 		unsetenv("XOM_OPTIONS");
 	if (verbose)
-		say("running %s with %s=%s XOM_OPTIONS=%s", path,
-		    audit ? "LD_AUDIT" : "LD_PRELOAD",
-		    getenv(audit ? "LD_AUDIT" : "LD_PRELOAD"), opts);
+		say("running %s with LD_PRELOAD=%s%s%s XOM_OPTIONS=%s", path,
+		    getenv("LD_PRELOAD"), audit ? " LD_AUDIT=" : "",
+		    audit ? getenv("LD_AUDIT") : "", opts);
 
 	/* xom waits instead of exec'ing in place so that it can say how the
 	 * program died: a blocked read of code ends in SIGSEGV, and the shell

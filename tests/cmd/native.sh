@@ -140,7 +140,7 @@ t_run_env() {
 	 run_rc run-env 0 "$xom" run --audit --profile "$tmp/prof" -- "$probe" env LD_PRELOAD LD_AUDIT XOM_OPTIONS) ||
 		{ bad run-env "xom run --audit failed (above)"; return; }
 	has "$tmp/out" "LD_AUDIT=$(realpath "$B/libxom-audit.so")" &&
-		has "$tmp/out" "LD_PRELOAD unset" &&
+		has "$tmp/out" "LD_PRELOAD=$lib" &&
 		has "$tmp/out" "XOM_OPTIONS=profile=$tmp/prof" && ok run-env ||
 		bad run-env "--audit: $(cat "$tmp/out")"
 }

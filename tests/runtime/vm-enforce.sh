@@ -90,9 +90,11 @@ enforce)
 	done
 	both audit "" "$T" maps iconv IBM037.so
 	sed "s/ maps-/ maps-audit-/" "$W/out"
-	both preload "" "$T" fork
-	cat "$W/out"
-	[ -s "$W/out" ] || no fork-exec "rc $rc: $(cat $W/err)"
+	for f in fork vfork; do
+		both preload "" "$T" $f
+		cat "$W/out"
+		[ -s "$W/out" ] || no $f-exec "rc $rc: $(cat $W/err)"
+	done
 	for d in preload audit; do
 		rm -f "$W/profile"
 		both $d "mode=audit:profile=$W/profile" "$T" audit

@@ -275,24 +275,38 @@ int main(int argc, char **argv)
 		lib_path = argv[2];
 		return threads(atoi(argv[3]), atof(argv[4]), atoi(argv[5]));
 	}
-	if (!strcmp(m, "fork")) {        /* fork + exec: the child is protected */
-		pid_t pid = fork();
+	if (!strcmp(m, "fork") || !strcmp(m, "vfork")) {
+		/* The child of a plain fork keeps the parent's protected
+		 * mappings; after exec (from fork or from vfork, whose child
+		 * borrows the parent's memory until then) a new copy of xom
+		 * protects the new image, and the parent stays as it was. */
+		int use_vfork = m[0] == 'v', st, copy_ok = 1;
+		const char *name = use_vfork ? "vfork-exec" : "fork-exec";
+		pid_t pid;
+
+		if (!use_vfork) {
+			pid = fork();
+			if (pid == 0)
+				_exit(is_xom((const void *)self_fn) == 1 ? 0 : 1);
+			waitpid(pid, &st, 0);
+			copy_ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+		}
+		pid = use_vfork ? vfork() : fork();
 		if (pid == 0) {
 			execl("/proc/self/exe", argv[0], "probe", "self", (char *)NULL);
 			_exit(99);
 		}
-		int st;
 		waitpid(pid, &st, 0);
 		int child_ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
 		int self_ok = is_xom((const void *)self_fn) == 1;
-		if (child_ok && self_ok)
-			puts("PASS fork-exec");
+		if (child_ok && self_ok && copy_ok)
+			printf("PASS %s\n", name);
 		else
-			printf("FAIL fork-exec: parent xom %d, child status %#x\n",
-			       self_ok, st);
-		return !(child_ok && self_ok);
+			printf("FAIL %s: parent xom %d, forked copy xom %d, exec'd child status %#x\n",
+			       name, self_ok, copy_ok, st);
+		return !(child_ok && self_ok && copy_ok);
 	}
 	fprintf(stderr, "usage: xomtest haspku|self|libc|call|audit|probe|maps|"
-	        "handler|threads|fork ...\n");
+	        "handler|threads|fork|vfork ...\n");
 	return 2;
 }
