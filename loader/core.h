@@ -54,6 +54,10 @@ uint64_t xom_fnv(uint64_t h, const void *p, size_t n);
 int xom_plan_check(const void *buf, size_t len, const char **why);
 void xom_plan_seal(struct xom_plan_head *h);
 
+/* write() until all of p is written, across EINTR and short writes;
+ * 0 on success, -1 otherwise. */
+int xom_write_all(int fd, const void *p, size_t n);
+
 #ifndef XOM_PLAN_TOOL
 
 /* The options, parsed once at start-up (see xom_loader.h). */

@@ -3,7 +3,9 @@
  * and symbol lookup.  Shared by the runtime and the xom-plan helper.
  * xom_plan_symbol runs in the fault handler: no allocation, no locks.
  */
+#include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core.h"
 
@@ -130,3 +132,19 @@ const char *xom_plan_symbol(const struct xom_plan_head *h, uint64_t addr,
 	return names + sym->name;
 }
 
+
+int xom_write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n) {
+		ssize_t w = write(fd, c, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}

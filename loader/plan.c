@@ -170,22 +170,6 @@ static int cache_dir_ok(void)
 	return state = 1, 1;
 }
 
-static int write_all(int fd, const void *p, size_t n)
-{
-	const char *c = p;
-
-	while (n) {
-		ssize_t w = write(fd, c, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* Writes a temporary file and renames it over the entry, so that a reader
  * sees either the old entry or the whole new one. */
 static void cache_store(const char *file, const struct xom_plan_head *h)
@@ -209,7 +193,7 @@ static void cache_store(const char *file, const struct xom_plan_head *h)
 	              0600);
 	if (fd < 0)
 		return;
-	int bad = write_all(fd, h, h->total);
+	int bad = xom_write_all(fd, h, h->total);
 	bad |= close(fd);
 	if (bad || rename(tmp, file) != 0) {
 		unlink(tmp);

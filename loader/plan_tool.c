@@ -49,22 +49,6 @@ static size_t names_size(const struct xom_map *m)
 	return end;
 }
 
-static int write_all(const void *p, size_t n)
-{
-	const char *c = p;
-
-	while (n) {
-		ssize_t w = write(1, c, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	char err[256];
@@ -127,7 +111,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "xom: %s: internal error: plan %s\n", argv[1], why);
 		return 1;
 	}
-	if (write_all(buf, total) != 0) {
+	if (xom_write_all(1, buf, total) != 0) {
 		fprintf(stderr, "xom: %s: cannot write the plan: %s\n", argv[1],
 		        strerror(errno));
 		return 2;

@@ -51,29 +51,12 @@ bool scan_is_start(const struct scan *s, uint64_t vaddr)
 static int push_ref(struct scan *s, uint64_t target, uint64_t at,
                     uint32_t size, enum xom_reason reason)
 {
-	struct ref *r;
-
-	if (!exec_seg_at(s, target))
-		return 0;
-	r = vec_push(&s->refs);
-	if (!r)
-		return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
-	*r = (struct ref){ .target = target, .ref = at, .size = size,
-	                   .reason = reason, .has_ref = 1 };
-	return 0;
+	return scan_push_ref(s, target, size, reason, true, at);
 }
 
 static int push_call(struct scan *s, uint64_t target)
 {
-	uint64_t *c;
-
-	if (!exec_seg_at(s, target))
-		return 0;
-	c = vec_push(&s->calls);
-	if (!c)
-		return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
-	*c = target;
-	return 0;
+	return scan_push_addr(s, &s->calls, target);
 }
 
 static bool is_branch(const cs_detail *d)

@@ -93,6 +93,32 @@ const struct xom_segment *exec_seg_at(const struct scan *s, uint64_t vaddr)
 	return NULL;
 }
 
+int scan_push_addr(struct scan *s, struct vec *v, uint64_t addr)
+{
+	uint64_t *e;
+
+	if (!exec_seg_at(s, addr))
+		return 0;
+	if (!(e = vec_push(v)))
+		return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
+	*e = addr;
+	return 0;
+}
+
+int scan_push_ref(struct scan *s, uint64_t target, uint32_t size,
+                  enum xom_reason reason, bool has_ref, uint64_t at)
+{
+	struct ref *r;
+
+	if (!exec_seg_at(s, target))
+		return 0;
+	if (!(r = vec_push(&s->refs)))
+		return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
+	*r = (struct ref){ .target = target, .ref = at, .size = size,
+	                   .reason = reason, .has_ref = has_ref };
+	return 0;
+}
+
 static bool in_exec(const struct scan *s, uint64_t vaddr)
 {
 	return exec_seg_at(s, vaddr) != NULL;
@@ -100,29 +126,13 @@ static bool in_exec(const struct scan *s, uint64_t vaddr)
 
 static int add_entry(struct scan *s, uint64_t addr)
 {
-	uint64_t *e;
-
-	if (!in_exec(s, addr))
-		return 0;
-	e = vec_push(&s->entries);
-	if (!e)
-		return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
-	*e = addr;
-	return 0;
+	return scan_push_addr(s, &s->entries, addr);
 }
 
 static int add_ref(struct scan *s, uint64_t target, uint32_t size,
                    enum xom_reason reason)
 {
-	struct ref *r;
-
-	if (!in_exec(s, target))
-		return 0;
-	r = vec_push(&s->refs);
-	if (!r)
-		return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
-	*r = (struct ref){ .target = target, .size = size, .reason = reason };
-	return 0;
+	return scan_push_ref(s, target, size, reason, false, 0);
 }
 
 static int cmp_seg(const void *a, const void *b)

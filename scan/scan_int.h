@@ -97,6 +97,11 @@ void vec_sort_u64(struct vec *v);       /* sorts and removes duplicates */
 /* True when [off, off + n) lies inside the image, without overflow. */
 bool image_has(const struct scan *s, uint64_t off, uint64_t n);
 
+/* Append an address, or a reference, when it lies in an exec segment. */
+int scan_push_addr(struct scan *s, struct vec *v, uint64_t addr);
+int scan_push_ref(struct scan *s, uint64_t target, uint32_t size,
+                  enum xom_reason reason, bool has_ref, uint64_t at);
+
 /* The executable segment holding vaddr, or NULL. */
 const struct xom_segment *exec_seg_at(const struct scan *s, uint64_t vaddr);
 
