@@ -47,7 +47,7 @@ include scan/scan.mk
 -include cmd/cmd.mk
 -include demo/demo.mk
 
-.PHONY: all check clean asan demo check-readme
+.PHONY: all check clean asan check-asan demo check-readme
 all: $(ALL)
 
 # Every command README.md shows after a "$ " prompt is run, so it stays true.
@@ -60,6 +60,11 @@ check: all
 
 asan:
 	$(MAKE) B=build/asan SANFLAGS='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' check-scan
+
+# The scanner reads untrusted files: its tests run under the sanitizers in
+# every `make check` too.
+CHECKS += check-asan
+check-asan: asan
 
 clean:
 	rm -rf build
