@@ -552,13 +552,10 @@ static int seg_prot(const ElfW(Phdr) *ph, int phnum, uintptr_t vaddr)
 	return PROT_READ | PROT_EXEC;
 }
 
-struct applied { uintptr_t a; size_t len; };
-
 /* Protects [s, e) minus the profile's pages; returns pages protected or
- * -1 (with errno) after undoing this object's earlier runs. */
+ * -1 (with errno), leaving the caller to undo. */
 static long apply_run(uintptr_t bias, uint64_t s, uint64_t e,
-                      const uint64_t *keep, size_t nkeep,
-                      struct applied *done, size_t *ndone, size_t cap)
+                      const uint64_t *keep, size_t nkeep)
 {
 	long pages = 0;
 	uint64_t cur = s;
@@ -572,8 +569,6 @@ static long apply_run(uintptr_t bias, uint64_t s, uint64_t e,
 		if (stop > cur) {
 			if (protect_range(bias + cur, stop - cur) != 0)
 				return -1;
-			if (*ndone < cap)
-				done[(*ndone)++] = (struct applied){ bias + cur, stop - cur };
 			pages += (long)((stop - cur) / PAGE);
 		}
 		if (i < nkeep && keep[i] + PAGE > cur)
@@ -589,21 +584,23 @@ static void apply_plan(const char *path, uintptr_t bias,
                        const struct xom_plan_head *h, const char *id)
 {
 	static uint64_t keep[MAX_PROFILE_PAGES];
-	static struct applied done[4096];
-	size_t nkeep = profile_pages(id, keep, MAX_PROFILE_PAGES), ndone = 0;
+	size_t nkeep = profile_pages(id, keep, MAX_PROFILE_PAGES);
 	const struct xom_plan_run *r =
 		(const void *)((const struct xom_plan_seg *)(h + 1) + h->nsegs);
 	unsigned long calls0 = prot_calls;
 	long xom = 0;
 
 	for (uint32_t i = 0; i < h->nruns; i++) {
-		long n = apply_run(bias, r[i].start, r[i].end, keep, nkeep,
-		                   done, &ndone, sizeof(done) / sizeof(done[0]));
+		long n = apply_run(bias, r[i].start, r[i].end, keep, nkeep);
 		if (n < 0) {
 			int err = errno;
-			for (size_t j = 0; j < ndone; j++)
-				unprotect_range(done[j].a, done[j].len,
-				                seg_prot(ph, phnum, done[j].a - bias));
+			/* The failing call may have changed part of its range
+			 * before it gave up, so every run up to and including
+			 * this one goes back to the protection it was mapped
+			 * with: the object works as if xom were absent. */
+			for (uint32_t j = 0; j <= i; j++)
+				unprotect_range(bias + r[j].start, r[j].end - r[j].start,
+				                seg_prot(ph, phnum, r[j].start));
 			struct xom_msg m;
 			msg_start(&m);
 			msg_str(&m, path);
@@ -661,11 +658,8 @@ void xom_add_object(const char *name, uintptr_t bias,
 	if (lo >= hi)
 		return;         /* Nothing executable (a pure data object). */
 	if (!name || !*name) {
-		/* The name execve was given costs nothing to get, unlike
-		 * readlink of /proc/self/exe, which is kept as the fallback. */
-		const char *fn = (const char *)getauxval(AT_EXECFN);
-		if (!exe[0] && fn && fn[0] == '/' && strlen(fn) < sizeof(exe))
-			strcpy(exe, fn);
+		/* Not AT_EXECFN: for a #! script that names the script, and
+		 * the interpreter that is really mapped would go unprotected. */
 		if (!exe[0]) {
 			ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 			if (n <= 0)

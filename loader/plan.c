@@ -13,6 +13,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>         /* rename() only: no streams in a host process */
 #include <string.h>
@@ -250,6 +252,15 @@ static void say_failed(const char *path, const char *what, const char *detail,
 }
 
 /* Reads the helper's whole output into private anonymous memory. */
+/* A scan of the largest libraries takes seconds; a helper silent for this
+ * long is stuck, and the dlopen waiting for it must not hang for ever. */
+#define HELPER_TIMEOUT_MS 120000
+
+/*
+ * Reads the helper's plan.  It stops once the header's total has arrived
+ * rather than waiting for end of file: a child that the host forks in
+ * another thread while the pipe is open keeps its write end open.
+ */
 static void *read_plan(int fd, size_t *len)
 {
 	size_t cap = 64 << 10, n = 0;
@@ -268,18 +279,23 @@ static void *read_plan(int fd, size_t *len)
 			buf = b;
 			cap *= 2;
 		}
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int ready = poll(&p, 1, HELPER_TIMEOUT_MS);
+		if (ready < 0 && errno == EINTR)
+			continue;
+		if (ready <= 0)
+			break;
 		ssize_t r = read(fd, buf + n, cap - n);
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r < 0) {
-			munmap(buf, cap);
-			return NULL;
-		}
-		if (r == 0) {
+		if (r < 0)
+			break;
+		n += (size_t)r;
+		const struct xom_plan_head *h = (const void *)buf;
+		if (r == 0 || (n >= sizeof(*h) && h->total <= n)) {
 			*len = n;
 			return buf;
 		}
-		n += (size_t)r;
 	}
 	munmap(buf, cap);
 	return NULL;
@@ -322,6 +338,8 @@ static struct xom_plan_head *run_helper(const char *path)
 	size_t len = 0;
 	void *buf = read_plan(pfd[0], &len);
 	close(pfd[0]);
+	if (!buf)
+		kill(pid, SIGKILL);     /* silent too long, or its output broke */
 	int status = 0;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
