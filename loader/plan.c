@@ -363,8 +363,35 @@ static struct xom_plan_head *run_helper(const char *path)
 	return buf;
 }
 
-const struct xom_plan_head *xom_plan_get(const char *path,
-                                         const struct xom_plan_id *id)
+/*
+ * Plans handed out in this process, so that a library closed and opened
+ * again reuses its plan: mapping it anew on every dlopen would add one
+ * mapping per cycle, and a plugin host would creep towards
+ * vm.max_map_count.  Called under xom_lock or the dynamic linker's lock.
+ */
+#define MEMO_SLOTS 256
+static const struct xom_plan_head *memo[MEMO_SLOTS];
+static unsigned memo_next;
+
+static const struct xom_plan_head *memo_find(const struct xom_plan_id *id)
+{
+	for (unsigned i = 0; i < MEMO_SLOTS && memo[i]; i++)
+		if (id_matches(memo[i], id) && build_id_matches(memo[i], id))
+			return memo[i];
+	return NULL;
+}
+
+static const struct xom_plan_head *memo_add(const struct xom_plan_head *h)
+{
+	/* Past MEMO_SLOTS distinct files the oldest entry is only forgotten,
+	 * never unmapped: an object may still use it. */
+	if (h)
+		memo[memo_next++ % MEMO_SLOTS] = h;
+	return h;
+}
+
+static const struct xom_plan_head *plan_load(const char *path,
+                                             const struct xom_plan_id *id)
 {
 	char file[4200];
 
@@ -398,4 +425,12 @@ const struct xom_plan_head *xom_plan_get(const char *path,
 		cache_store(file, h);
 	mprotect(h, h->total, PROT_READ);
 	return h;
+}
+
+const struct xom_plan_head *xom_plan_get(const char *path,
+                                         const struct xom_plan_id *id)
+{
+	const struct xom_plan_head *h = memo_find(id);
+
+	return h ? h : memo_add(plan_load(path, id));
 }

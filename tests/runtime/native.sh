@@ -63,6 +63,10 @@ run "backend=none:verbose=1" /bin/echo hi
 check stdout-clean '[ "$(cat $W/out)" = hi ]' "stdout '$(cat $W/out)'"
 check none-plans-all 'grep -q "libc.so.6: [0-9]* pages execute-only, [0-9]* kept readable, [1-9][0-9]* protection calls not made (backend=none)" $W/err && grep -q "ld-linux-x86-64.so.2: " $W/err && grep -q "/echo: " $W/err' "$(cat $W/err)"
 check cache-created '[ -d $XDG_CACHE_HOME/xom ] && [ "$(stat -c %a $XDG_CACHE_HOME/xom)" = 700 ] && [ -n "$(ls $XDG_CACHE_HOME/xom/*.plan)" ] && [ -z "$(find $XDG_CACHE_HOME/xom -name "*.plan" ! -perm 600)" ]' "$(ls -la $XDG_CACHE_HOME/xom 2>&1)"
+run "backend=none" "$T" cycle "$LIB" 200
+check dlopen-cycle-preload '[ $rc = 0 ] && grep -q "^PASS dlopen-cycle" $W/out' "$(cat $W/out $W/err)"
+run_audit "backend=none" "$T" cycle "$LIB" 200
+check dlopen-cycle-audit '[ $rc = 0 ] && grep -q "^PASS dlopen-cycle" $W/out' "$(cat $W/out $W/err)"
 # A #! script's main program is its interpreter, not the script.
 printf '#!/bin/sh\necho hi\n' >"$W/script.sh" && chmod +x "$W/script.sh"
 run "backend=none:verbose=1" "$W/script.sh"

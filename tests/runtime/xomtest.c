@@ -213,6 +213,19 @@ static int reseal(const char *path, long off, uint32_t v)
 	return fclose(f) != 0;
 }
 
+static int count_maps(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	int n = 0, c;
+
+	if (!f)
+		return -1;
+	while ((c = getc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -269,6 +282,28 @@ int main(int argc, char **argv)
 		}
 		return bad;
 	}
+	if (!strcmp(m, "cycle") && argc > 3) {
+		/* dlopen/dlclose the same library many times: xom's own
+		 * mappings (plans) must not grow with the count. */
+		int before = -1, n = atoi(argv[3]);
+		for (int i = 0; i < n; i++) {
+			void *lh = dlopen(argv[2], RTLD_NOW);
+			if (!lh) {
+				printf("FAIL dlopen-cycle: %s\n", dlerror());
+				return 1;
+			}
+			dlclose(lh);
+			if (i == 0)
+				before = count_maps();
+		}
+		int after = count_maps();
+		if (after - before <= 2)
+			printf("PASS dlopen-cycle\n");
+		else
+			printf("FAIL dlopen-cycle: %d mappings after one cycle, %d after %d\n",
+			       before, after, n);
+		return after - before > 2;
+	}
 	if (!strcmp(m, "handler"))
 		return own_faults();
 	if (!strcmp(m, "threads") && argc > 5) {
@@ -307,6 +342,6 @@ int main(int argc, char **argv)
 		return !(child_ok && self_ok && copy_ok);
 	}
 	fprintf(stderr, "usage: xomtest haspku|self|libc|call|audit|probe|maps|"
-	        "handler|threads|fork|vfork ...\n");
+	        "handler|threads|fork|vfork|cycle ...\n");
 	return 2;
 }
