@@ -329,21 +329,26 @@ static size_t vex_length(const uint8_t *p, size_t left, uint64_t pc,
 	return n;
 }
 
+/* The length of an instruction Capstone 4 cannot decode but this file can:
+ * VEX/EVEX, and rdpkru/wrpkru; 0 for anything else. */
+static size_t raw_length(const uint8_t *p, size_t left, uint64_t pc,
+                         uint64_t *rip)
+{
+	*rip = 0;
+	if (left >= 3 && p[0] == 0x0f && p[1] == 0x01 && (p[2] == 0xee || p[2] == 0xef))
+		return 3;
+	return vex_length(p, left, pc, rip);
+}
+
 /* Decodes one region, restarting at every entry (entries sorted). */
 static int sweep(struct scan *s, csh h, cs_insn *in, const struct region *r)
 {
 	const uint64_t *ent = s->entries.p;
-	size_t ne = s->entries.n, lo = 0, hi = ne;
+	size_t ne = s->entries.n;
 	uint64_t end = r->addr + r->size, addr = r->addr;
+	size_t lo = count_le(ent, ne, sizeof *ent, addr);   /* next entry */
 	int rc;
 
-	while (lo < hi) {               /* first entry above the region start */
-		size_t mid = lo + (hi - lo) / 2;
-		if (ent[mid] <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	while (addr < end) {
 		uint64_t stop = lo < ne && ent[lo] < end ? ent[lo] : end;
 		const uint8_t *code = s->img + r->offset + (addr - r->addr);
@@ -353,24 +358,17 @@ static int sweep(struct scan *s, csh h, cs_insn *in, const struct region *r)
 		while (left) {
 			if (!cs_disasm_iter(h, &code, &left, &pc, in)) {
 				uint64_t rip = 0;
-				size_t n = vex_length(code, left, pc, &rip);
+				size_t n = raw_length(code, left, pc, &rip);
 
+				s->track.live = false;
 				if (n) {
-					s->track.live = false;
 					mark_start(s, pc);
 					/* The operand size is unknown: assume a
 					 * whole ZMM register. */
 					if (rip && (rc = push_ref(s, rip, pc, 64,
 					                          XOM_R_RIP_LOAD)))
 						return rc;
-				} else if (left >= 3 && code[0] == 0x0f && code[1] == 0x01 &&
-				           (code[2] == 0xee || code[2] == 0xef)) {
-					/* rdpkru/wrpkru, unknown to Capstone 4 */
-					s->track.live = false;
-					mark_start(s, pc);
-					n = 3;
 				} else {
-					s->track.live = false;
 					n = 1;  /* undecodable byte: skip it */
 				}
 				code += n, left -= n, pc += n;
@@ -528,7 +526,6 @@ int disasm_code(struct scan *s)
 		if (__builtin_add_overflow(total, g[i].filesz, &total) || total > s->len)
 			return scan_fail(s, XOM_SCAN_EMALFORMED,
 			                 "malformed: executable segments hold more bytes than the file");
-	s->starts_len = total;
 	s->starts = calloc(total / 8 + 1, 1);
 	if (!s->starts)
 		return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");

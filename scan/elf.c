@@ -119,11 +119,6 @@ int scan_push_ref(struct scan *s, uint64_t target, uint32_t size,
 	return 0;
 }
 
-static bool in_exec(const struct scan *s, uint64_t vaddr)
-{
-	return exec_seg_at(s, vaddr) != NULL;
-}
-
 static int add_entry(struct scan *s, uint64_t addr)
 {
 	return scan_push_addr(s, &s->entries, addr);
@@ -133,6 +128,17 @@ static int add_ref(struct scan *s, uint64_t target, uint32_t size,
                    enum xom_reason reason)
 {
 	return scan_push_ref(s, target, size, reason, false, 0);
+}
+
+/* Marks [lo, hi) as data, a page at a time (a reference's size is 32-bit). */
+static int add_span(struct scan *s, uint64_t lo, uint64_t hi,
+                    enum xom_reason reason)
+{
+	int rc = 0;
+
+	for (uint64_t a = lo; a < hi && !rc; a += 4096)
+		rc = add_ref(s, a, (uint32_t)(hi - a < 4096 ? hi - a : 4096), reason);
+	return rc;
 }
 
 static int cmp_seg(const void *a, const void *b)
@@ -250,6 +256,13 @@ static int load_phdrs(struct scan *s, Elf *e)
 	return 0;
 }
 
+static int cmp_span(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
 static int load_sections(struct scan *s, Elf *e)
 {
 	size_t n, strndx, i;
@@ -286,9 +299,17 @@ static int load_sections(struct scan *s, Elf *e)
 			.addr = sh.sh_addr, .size = sh.sh_size,
 			.offset = sh.sh_offset, .flags = sh.sh_flags,
 			.entsize = sh.sh_entsize, .type = sh.sh_type,
-			.name = name ? name : "",
+			.link = sh.sh_link, .name = name ? name : "",
 		};
+		if ((sh.sh_flags & SHF_ALLOC) && sh.sh_type != SHT_NOBITS && sh.sh_size) {
+			struct span *sp = vec_push(&s->spans);
+			if (!sp)
+				return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
+			*sp = (struct span){ sh.sh_addr, sh.sh_addr + sh.sh_size,
+			                     (sh.sh_flags & SHF_EXECINSTR) != 0 };
+		}
 	}
+	sort_items(s->spans.p, s->spans.n, sizeof(struct span), cmp_span);
 	return 0;
 }
 
@@ -313,8 +334,13 @@ static int add_symbol(struct scan *s, const Elf64_Sym *sym, const char *name)
 	return 0;
 }
 
-/* Takes function starts and extents from one symbol table. */
-static int load_symtab(struct scan *s, const struct section *sec)
+/*
+ * Takes function starts and extents from one symbol table and, when names
+ * is set, the names of functions and objects for messages.  libelf's
+ * elf_strptr checks the string table index and offset for each name.
+ */
+static int load_symtab(struct scan *s, Elf *e, const struct section *sec,
+                       bool names)
 {
 	uint64_t count, k;
 	int rc;
@@ -327,76 +353,54 @@ static int load_symtab(struct scan *s, const struct section *sec)
 	for (k = 1; k < count; k++) {
 		Elf64_Sym sym;
 		int type;
+		bool func;
 
 		memcpy(&sym, s->img + sec->offset + k * sizeof sym, sizeof sym);
 		type = ELF64_ST_TYPE(sym.st_info);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
+		func = type == STT_FUNC || type == STT_GNU_IFUNC;
+		if ((!func && type != STT_OBJECT && type != STT_NOTYPE) ||
 		    sym.st_shndx == SHN_UNDEF || sym.st_value == 0 ||
-		    !in_exec(s, sym.st_value))
+		    !exec_seg_at(s, sym.st_value))
 			continue;
-		if ((rc = add_entry(s, sym.st_value)))
+		if (func && (rc = add_entry(s, sym.st_value)))
 			return rc;
-		if (sym.st_size && sym.st_size < (1ull << 32)) {
+		if (func && sym.st_size && sym.st_size < (1ull << 32)) {
 			struct xom_range *f = vec_push(&s->funcs);
 			if (!f)
 				return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
 			f->start = sym.st_value;
 			f->end = sym.st_value + sym.st_size;
 		}
-	}
-	return 0;
-}
-
-/*
- * Symbol names need the string table that sh_link names; libelf's
- * elf_strptr checks that index and offset, so names go through it.
- */
-static int load_symbols(struct scan *s, Elf *e)
-{
-	bool have_symtab = false;
-	size_t i, n = s->secs.n;
-	int rc;
-
-	for (i = 0; i < n; i++)
-		if (((struct section *)s->secs.p)[i].type == SHT_SYMTAB)
-			have_symtab = true;
-	for (i = 0; i < n; i++) {
-		const struct section *sec = (struct section *)s->secs.p + i;
-		bool names = sec->type == (have_symtab ? SHT_SYMTAB : SHT_DYNSYM);
-		Elf_Scn *scn;
-		GElf_Shdr sh;
-		uint64_t count, k;
-
-		if (sec->type != SHT_SYMTAB && sec->type != SHT_DYNSYM)
-			continue;
-		if ((rc = load_symtab(s, sec)))
-			return rc;
-		if (!names)
-			continue;
-		scn = elf_getscn(e, i + 1);
-		if (!scn || !gelf_getshdr(scn, &sh))
-			continue;
-		count = sec->size / sizeof(Elf64_Sym);
-		for (k = 1; k < count; k++) {
-			Elf64_Sym sym;
-			const char *name;
-			int type;
-
-			memcpy(&sym, s->img + sec->offset + k * sizeof sym, sizeof sym);
-			type = ELF64_ST_TYPE(sym.st_info);
-			if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0 ||
-			    !in_exec(s, sym.st_value) ||
-			    (type != STT_FUNC && type != STT_GNU_IFUNC &&
-			     type != STT_OBJECT && type != STT_NOTYPE))
-				continue;
-			name = elf_strptr(e, sh.sh_link, sym.st_name);
-			if (!name || !*name)
-				continue;
-			if ((rc = add_symbol(s, &sym, name)))
+		if (names) {
+			const char *name = elf_strptr(e, sec->link, sym.st_name);
+			if (name && *name && (rc = add_symbol(s, &sym, name)))
 				return rc;
 		}
 	}
 	return 0;
+}
+
+/* Names come from .symtab when the file has one, else from .dynsym. */
+static int load_symbols(struct scan *s, Elf *e)
+{
+	const struct section *sec = s->secs.p;
+	bool have_symtab = false;
+	int rc;
+
+	for (size_t i = 0; i < s->secs.n; i++)
+		have_symtab |= sec[i].type == SHT_SYMTAB;
+	for (size_t i = 0; i < s->secs.n; i++)
+		if ((sec[i].type == SHT_SYMTAB || sec[i].type == SHT_DYNSYM) &&
+		    (rc = load_symtab(s, e, &sec[i], sec[i].type ==
+		                      (have_symtab ? SHT_SYMTAB : SHT_DYNSYM))))
+			return rc;
+	return 0;
+}
+
+static bool is_array(const struct section *sec)
+{
+	return sec->type == SHT_INIT_ARRAY || sec->type == SHT_FINI_ARRAY ||
+	       sec->type == SHT_PREINIT_ARRAY;
 }
 
 static bool in_array_section(const struct scan *s, uint64_t vaddr)
@@ -405,8 +409,7 @@ static bool in_array_section(const struct scan *s, uint64_t vaddr)
 	size_t i;
 
 	for (i = 0; i < s->secs.n; i++)
-		if ((sec[i].type == SHT_INIT_ARRAY || sec[i].type == SHT_FINI_ARRAY ||
-		     sec[i].type == SHT_PREINIT_ARRAY) &&
+		if (is_array(&sec[i]) &&
 		    vaddr >= sec[i].addr && vaddr - sec[i].addr < sec[i].size)
 			return true;
 	return false;
@@ -463,8 +466,7 @@ static int load_arrays(struct scan *s)
 		const struct section *sec = (struct section *)s->secs.p + i;
 		uint64_t k;
 
-		if (sec->type != SHT_INIT_ARRAY && sec->type != SHT_FINI_ARRAY &&
-		    sec->type != SHT_PREINIT_ARRAY)
+		if (!is_array(sec))
 			continue;
 		for (k = 0; k + 8 <= sec->size; k += 8) {
 			uint64_t v;
@@ -497,14 +499,6 @@ static int load_plt(struct scan *s)
 	return 0;
 }
 
-static int cmp_sec_addr(const void *a, const void *b)
-{
-	const struct section *x = *(const struct section *const *)a;
-	const struct section *y = *(const struct section *const *)b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
 static bool is_padding(const uint8_t *p, uint64_t n)
 {
 	for (uint64_t i = 0; i < n; i++)
@@ -522,44 +516,26 @@ static bool is_padding(const uint8_t *p, uint64_t n)
 static int load_gaps(struct scan *s)
 {
 	const struct xom_segment *g = s->segs.p;
-	const struct section **v;
-	size_t n = 0;
+	const struct span *v = s->spans.p;
+	size_t n = s->spans.n;
 	int rc = 0;
 
 	if (!s->secs.n)
 		return 0;
-	v = malloc(s->secs.n * sizeof *v);
-	if (!v)
-		return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
-	for (size_t i = 0; i < s->secs.n; i++) {
-		const struct section *sec = (const struct section *)s->secs.p + i;
-		if ((sec->flags & SHF_ALLOC) && sec->type != SHT_NOBITS && sec->size)
-			v[n++] = sec;
-	}
-	sort_items(v, n, sizeof *v, cmp_sec_addr);
 	for (size_t i = 0; i < s->segs.n && !rc; i++) {
 		uint64_t at = g[i].vaddr, end = g[i].vaddr + g[i].filesz;
 
-		for (size_t k = 0; k <= n && !rc; k++) {
-			uint64_t lo = k < n ? v[k]->addr : end;
-			uint64_t hi = k < n ? v[k]->addr + v[k]->size : end;
+		for (size_t k = 0; k <= n && at < end && !rc; k++) {
+			uint64_t lo = k < n && v[k].start < end ? v[k].start : end;
+			uint64_t hi = k < n ? v[k].end : end;
 
-			if (lo > end)
-				lo = end;
 			if (lo > at && !is_padding(s->img + g[i].offset + (at - g[i].vaddr),
-			                            lo - at)) {
-				for (uint64_t a = at; a < lo && !rc; a += 4096) {
-					uint64_t len = lo - a < 4096 ? lo - a : 4096;
-					rc = add_ref(s, a, (uint32_t)len, XOM_R_OUTSIDE);
-				}
-			}
+			                            lo - at))
+				rc = add_span(s, at, lo, XOM_R_OUTSIDE);
 			if (hi > at)
 				at = hi;
-			if (at >= end)
-				break;
 		}
 	}
-	free(v);
 	return rc;
 }
 
@@ -584,25 +560,16 @@ static int load_noncode(struct scan *s, const GElf_Ehdr *eh)
 			lo = off > g[i].offset ? off : g[i].offset;
 			hi = off + n < g[i].offset + g[i].filesz ? off + n
 			                                         : g[i].offset + g[i].filesz;
-			for (uint64_t a = lo; a < hi; a += 4096) {
-				uint64_t v = g[i].vaddr + (a - g[i].offset);
-				uint64_t len = hi - a < 4096 ? hi - a : 4096;
-				if ((rc = add_ref(s, v, (uint32_t)len, XOM_R_HEADER)))
-					return rc;
-			}
-		}
-	}
-	for (i = 0; i < s->secs.n; i++) {
-		const struct section *sec = (struct section *)s->secs.p + i;
-
-		if (!(sec->flags & SHF_ALLOC) || (sec->flags & SHF_EXECINSTR) ||
-		    sec->type == SHT_NOBITS || !sec->size)
-			continue;
-		for (uint64_t a = 0; a < sec->size; a += 4096) {
-			uint64_t len = sec->size - a < 4096 ? sec->size - a : 4096;
-			if ((rc = add_ref(s, sec->addr + a, (uint32_t)len, XOM_R_SECTION)))
+			if ((rc = add_span(s, g[i].vaddr + (lo - g[i].offset),
+			                   g[i].vaddr + (hi - g[i].offset), XOM_R_HEADER)))
 				return rc;
 		}
+	}
+	for (i = 0; i < s->spans.n; i++) {
+		const struct span *sp = (const struct span *)s->spans.p + i;
+
+		if (!sp->exec && (rc = add_span(s, sp->start, sp->end, XOM_R_SECTION)))
+			return rc;
 	}
 	for (k = 0; k < s->loads.n; k++) {
 		if (l[k].flags & PF_X)
@@ -615,11 +582,8 @@ static int load_noncode(struct scan *s, const GElf_Ehdr *eh)
 
 			/* Only bytes that land in this segment's own pages matter;
 			 * add_ref() keeps those inside the segment proper. */
-			for (uint64_t a = lo; a < hi; a += 4096) {
-				uint64_t len = hi - a < 4096 ? hi - a : 4096;
-				if ((rc = add_ref(s, a, (uint32_t)len, XOM_R_OUTSIDE)))
-					return rc;
-			}
+			if ((rc = add_span(s, lo, hi, XOM_R_OUTSIDE)))
+				return rc;
 		}
 	}
 	return 0;
@@ -721,7 +685,6 @@ int elf_load(struct scan *s)
 		goto out;
 	}
 	s->e_type = eh.e_type;
-	s->e_entry = eh.e_entry;
 
 	if ((rc = check_phdr_table(s, &eh)) || (rc = load_phdrs(s, e)) ||
 	    (rc = check_shdr_table(s, &eh)) || (rc = load_sections(s, e)) ||

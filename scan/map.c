@@ -19,36 +19,46 @@
 
 static uint64_t page_down(uint64_t a) { return a & ~(uint64_t)(PAGE - 1); }
 
-bool sorted_has_u64(const uint64_t *a, size_t n, uint64_t x)
+size_t count_le(const void *base, size_t n, size_t stride, uint64_t x)
 {
+	const char *p = base;
 	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (a[mid] == x)
-			return true;
-		if (a[mid] < x)
+		uint64_t key;
+
+		memcpy(&key, p + mid * stride, sizeof key);
+		if (key <= x)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return false;
+	return lo;
+}
+
+bool sorted_has_u64(const uint64_t *a, size_t n, uint64_t x)
+{
+	size_t k = count_le(a, n, sizeof *a, x);
+
+	return k && a[k - 1] == x;
 }
 
 /* The first entry above x, or UINT64_MAX. */
 static uint64_t next_entry(const struct scan *s, uint64_t x)
 {
 	const uint64_t *a = s->entries.p;
-	size_t lo = 0, hi = s->entries.n;
+	size_t k = count_le(a, s->entries.n, sizeof *a, x);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (a[mid] <= x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < s->entries.n ? a[lo] : UINT64_MAX;
+	return k < s->entries.n ? a[k] : UINT64_MAX;
+}
+
+const struct span *span_at(const struct scan *s, uint64_t x)
+{
+	const struct span *v = s->spans.p;
+	size_t k = count_le(v, s->spans.n, sizeof *v, x);
+
+	return k && x < v[k - 1].end ? &v[k - 1] : NULL;
 }
 
 static int cmp_range(const void *a, const void *b)
@@ -66,16 +76,9 @@ static int cmp_range(const void *a, const void *b)
 bool scan_inside_function(const struct scan *s, uint64_t x)
 {
 	const struct xom_range *f = s->funcs.p;
-	size_t lo = 0, hi = s->funcs.n;
+	size_t k = count_le(f, s->funcs.n, sizeof *f, x);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (f[mid].start <= x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo > 0 && f[lo - 1].end > x;
+	return k && f[k - 1].end > x;
 }
 
 void scan_prepare_funcs(struct scan *s)
@@ -108,56 +111,20 @@ static int cmp_data_start(const void *a, const void *b)
 	return x->reason - y->reason;
 }
 
+/* Reasons that mean an instruction reads the bytes. */
+static bool read_by_code(unsigned reason)
+{
+	return reason == XOM_R_RIP_LOAD || reason == XOM_R_TABLE ||
+	       reason == XOM_R_ABSOLUTE;
+}
+
 /* Resolves one reference into a data range; false when it is code. */
-struct span { uint64_t start, end; bool exec; };
-
-static int cmp_span(const void *a, const void *b)
-{
-	const struct span *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/* Allocated sections with contents, sorted by address. */
-static struct span *section_spans(const struct scan *s, size_t *n)
-{
-	const struct section *sec = s->secs.p;
-	struct span *v = malloc((s->secs.n + 1) * sizeof *v);
-
-	*n = 0;
-	if (!v)
-		return NULL;
-	for (size_t i = 0; i < s->secs.n; i++)
-		if ((sec[i].flags & SHF_ALLOC) && sec[i].type != SHT_NOBITS && sec[i].size)
-			v[(*n)++] = (struct span){ sec[i].addr, sec[i].addr + sec[i].size,
-			                           (sec[i].flags & SHF_EXECINSTR) != 0 };
-	sort_items(v, *n, sizeof *v, cmp_span);
-	return v;
-}
-
-/* The section holding x, or NULL. */
-static const struct span *span_at(const struct span *v, size_t n, uint64_t x)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (v[mid].start <= x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo && x < v[lo - 1].end ? &v[lo - 1] : NULL;
-}
-
-static bool resolve_ref(const struct scan *s, const struct span *secs,
-                        size_t nsecs, const struct ref *r, struct xom_data *d)
+static bool resolve_ref(const struct scan *s, const struct ref *r,
+                        struct xom_data *d)
 {
 	const struct xom_segment *seg = exec_seg_at(s, r->target);
 	uint64_t seg_end = seg->vaddr + seg->memsz, end;
-	bool from_code = r->reason == XOM_R_RIP_LOAD || r->reason == XOM_R_TABLE ||
-	                 r->reason == XOM_R_ABSOLUTE;
-	const struct span *in = from_code ? span_at(secs, nsecs, r->target) : NULL;
+	const struct span *in = read_by_code(r->reason) ? span_at(s, r->target) : NULL;
 
 	/* A read of .rodata or .eh_frame in the segment is data already. */
 	if (in && !in->exec)
@@ -210,17 +177,13 @@ static int build_data(struct scan *s, struct xom_map *m)
 {
 	const struct ref *r = s->refs.p;
 	const struct xom_segment *g = s->segs.p;
-	size_t n = 0, nsecs;
-	struct span *secs = section_spans(s, &nsecs);
+	size_t n = 0;
 
 	m->data = malloc((s->refs.n + s->segs.n + 1) * sizeof *m->data);
-	if (!m->data || !secs) {
-		free(secs);
+	if (!m->data)
 		return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
-	}
 	for (size_t i = 0; i < s->refs.n; i++)
-		n += resolve_ref(s, secs, nsecs, &r[i], &m->data[n]);
-	free(secs);
+		n += resolve_ref(s, &r[i], &m->data[n]);
 	/* A whole-file verdict is listed too, so that readers of the data
 	 * list see why every page stays readable.  Without section headers
 	 * nothing tells .rodata from .text in a segment that also holds the
@@ -268,19 +231,12 @@ static int build_pages(struct scan *s, struct xom_map *m)
 
 	for (size_t i = 0; i < m->ndata; i++) {
 		const struct xom_data *d = &m->data[i];
-		bool code_read = d->reason == XOM_R_RIP_LOAD || d->reason == XOM_R_TABLE ||
-		                 d->reason == XOM_R_ABSOLUTE;
-		size_t lo = 0, hi = n;
+		/* The first page that reaches past d->start. */
+		size_t first = d->start < PAGE ? 0
+		             : count_le(m->page_addr, n, sizeof(uint64_t), d->start - PAGE);
 
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (m->page_addr[mid] + PAGE <= d->start)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		for (size_t p = lo; p < n && m->page_addr[p] < d->end; p++)
-			if (code_read)
+		for (size_t p = first; p < n && m->page_addr[p] < d->end; p++)
+			if (read_by_code(d->reason))
 				m->page_kind[p] = XOM_PG_DATA;
 			else if (m->page_kind[p] == XOM_PG_XOM)
 				m->page_kind[p] = XOM_PG_HEADER;
@@ -412,6 +368,7 @@ static void scan_free(struct scan *s)
 	vec_free(&s->segs);
 	vec_free(&s->loads);
 	vec_free(&s->secs);
+	vec_free(&s->spans);
 	vec_free(&s->entries);
 	vec_free(&s->funcs);
 	vec_free(&s->refs);
@@ -429,6 +386,7 @@ XOM_API int xom_scan_mem(const void *buf, size_t len, struct xom_map **out,
 		.segs = { .size = sizeof(struct xom_segment) },
 		.loads = { .size = sizeof(struct xom_segment) },
 		.secs = { .size = sizeof(struct section) },
+		.spans = { .size = sizeof(struct span) },
 		.entries = { .size = sizeof(uint64_t) },
 		.funcs = { .size = sizeof(struct xom_range) },
 		.refs = { .size = sizeof(struct ref) },
@@ -528,15 +486,8 @@ XOM_API const char *xom_reason_name(enum xom_reason r)
 XOM_API const char *xom_map_symbol(const struct xom_map *m, uint64_t addr,
                                    uint64_t *off)
 {
-	size_t lo = 0, hi = m->nsyms;
+	size_t lo = count_le(m->syms, m->nsyms, sizeof *m->syms, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo)
 		return NULL;
 	if (off)

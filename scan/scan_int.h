@@ -30,8 +30,13 @@ struct vec {
 struct section {
 	uint64_t addr, size, offset;
 	uint64_t flags, entsize;
-	uint32_t type;
+	uint32_t type, link;
 	const char *name;       /* points into the image; "" when unknown */
+};
+
+struct span {                   /* an allocated section with contents */
+	uint64_t start, end;
+	bool exec;
 };
 
 struct ref {                    /* a reference found in code or data */
@@ -48,13 +53,12 @@ struct scan {
 	size_t errlen;
 
 	uint16_t e_type;
-	uint64_t e_entry;
 	bool textrel, writable_exec;
 
 	struct vec segs;        /* struct xom_segment: exec PT_LOADs */
 	struct vec loads;       /* struct xom_segment: every PT_LOAD */
 	struct vec secs;        /* struct section: every section */
-	uint64_t hdr_end;       /* file bytes [0, hdr_end) are headers */
+	struct vec spans;       /* struct span: sorted by start */
 
 	struct vec entries;     /* uint64_t: code entries (functions, PLT, ...) */
 	struct vec funcs;       /* struct xom_range: known function extents */
@@ -64,7 +68,6 @@ struct scan {
 	struct vec names;       /* char */
 
 	uint8_t *starts;        /* one bit per exec byte: an instruction starts here */
-	uint64_t starts_base, starts_len;
 	uint64_t code_bytes;
 
 	uint8_t build_id_len;
@@ -72,7 +75,7 @@ struct scan {
 
 	struct {                /* disasm.c: where a lea's register goes */
 		bool live;
-		uint32_t regs;  /* bit (reg % 32) per 64-bit register */
+		uint32_t regs;  /* one bit per general-purpose register */
 		uint64_t target;
 		unsigned left;
 	} track;
@@ -108,7 +111,15 @@ const struct xom_segment *exec_seg_at(const struct scan *s, uint64_t vaddr);
 /* True when a decoded instruction starts at vaddr. */
 bool scan_is_start(const struct scan *s, uint64_t vaddr);
 
+/*
+ * For arrays sorted by a uint64_t key at the start of each item (entries,
+ * function ranges, spans, symbols, pages): how many items have a key <= x.
+ */
+size_t count_le(const void *base, size_t n, size_t stride, uint64_t x);
 bool sorted_has_u64(const uint64_t *a, size_t n, uint64_t x);
+
+/* The section span holding x, or NULL. */
+const struct span *span_at(const struct scan *s, uint64_t x);
 
 /* Sorts s->funcs so that scan_inside_function() can answer. */
 void scan_prepare_funcs(struct scan *s);
