@@ -2,6 +2,7 @@
 #
 #   make            build everything into build/
 #   make check      build and run every test (scanner, runtime, emulated-PKU VM)
+#   make quick      the fast inner loop: build, then the native suites only
 #   make demo       the code-disclosure demo
 #   make asan       the scanner and its tests under ASan+UBSan, in build/asan
 #
@@ -35,19 +36,26 @@ $(B)/.deps-%: tests/deps.sh
 	@tests/deps.sh $*
 	@touch $@
 
+# One compile rule for every part's objects; the fragments list objects and
+# say how they are linked.
+$(B)/%.o: %.c | $(B)/.deps-build
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(XCFLAGS) -c -o $@ $<
+
 ALL :=
 CHECKS :=
+QUICK :=
 include scan/scan.mk
--include loader/loader.mk
--include preload/preload.mk
--include tests/scan/scan.mk
--include tests/fuzz/fuzz.mk
--include tests/vm/vm.mk
--include bench/bench.mk
--include cmd/cmd.mk
--include demo/demo.mk
+include loader/loader.mk
+include preload/preload.mk
+include tests/scan/scan.mk
+include tests/fuzz/fuzz.mk
+include tests/vm/vm.mk
+include bench/bench.mk
+include cmd/cmd.mk
+include demo/demo.mk
 
-.PHONY: all check clean asan check-asan demo check-readme
+.PHONY: all check quick clean asan check-asan demo check-readme
 all: $(ALL)
 
 # Every command README.md shows after a "$ " prompt is run, so it stays true.
@@ -57,6 +65,11 @@ check-readme: all
 
 check: all
 	@tests/check.sh $(CHECKS)
+
+# The suites that need no VM and no sanitizer rebuild: seconds, not minutes.
+QUICK += check-readme
+quick: all
+	@tests/check.sh $(QUICK)
 
 asan:
 	$(MAKE) B=build/asan SANFLAGS='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' check-scan
@@ -69,4 +82,4 @@ check-asan: asan
 clean:
 	rm -rf build
 
--include $(wildcard $(B)/*/*.d $(B)/*.d)
+-include $(wildcard $(B)/*.d $(B)/*/*.d $(B)/*/*/*.d)

@@ -3,10 +3,6 @@
 
 ALL += $(B)/xom
 
-$(B)/cmd/%.o: cmd/%.c | $(B)/.deps-build
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(XCFLAGS) -c -o $@ $<
-
 $(B)/xom: $(B)/cmd/xom.o
 	$(CC) -o $@ $^ $(XLDFLAGS)
 
@@ -44,6 +40,7 @@ $(B)/tests/cmd/probe-static: tests/cmd/probe.c | $(B)/.deps-build
 cmd-tests: $(B)/xom $(B)/xom-scan $(RUNTIME_FILES) $(CMD_TEST_PROGS) demo-progs
 
 CHECKS += check-cmd
+QUICK += check-cmd
 check-cmd: cmd-tests
 	@B=$(B) tests/cmd/native.sh
 

@@ -9,10 +9,6 @@ RUNTIME_LDFLAGS := -shared -Wl,--no-undefined -Wl,-z,now,-z,relro \
 
 ALL += $(B)/libxom-audit.so $(B)/xom-plan
 
-$(B)/loader/%.o: loader/%.c | $(B)/.deps-build
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(XCFLAGS) -c -o $@ $<
-
 # Exports la_* and xom_audit_api only.
 $(B)/libxom-audit.so: $(LOADER_OBJ) $(B)/loader/audit.o loader/audit.map
 	$(CC) -o $@ $(LOADER_OBJ) $(B)/loader/audit.o $(XLDFLAGS) \
@@ -43,5 +39,6 @@ $(RT_BIN)/lib%.so: tests/runtime/%.c
 runtime-tests: $(B)/libxom.so $(B)/libxom-audit.so $(B)/xom-plan $(RT_TESTS)
 
 CHECKS += check-runtime
+QUICK += check-runtime
 check-runtime: runtime-tests
 	@B=$(B) tests/runtime/native.sh

@@ -4,10 +4,6 @@
 
 ALL += $(B)/libxom.so
 
-$(B)/preload/%.o: preload/%.c | $(B)/.deps-build
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(XCFLAGS) -c -o $@ $<
-
 $(B)/libxom.so: $(LOADER_OBJ) $(B)/preload/preload.o preload/preload.map
 	$(CC) -o $@ $(LOADER_OBJ) $(B)/preload/preload.o $(XLDFLAGS) \
 		$(RUNTIME_LDFLAGS) -Wl,--version-script=preload/preload.map

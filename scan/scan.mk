@@ -7,10 +7,6 @@ SCAN_LIBS := -lcapstone -lelf
 
 ALL += $(B)/xom-scan $(B)/libxom-scan.so
 
-$(B)/scan/%.o: scan/%.c | $(B)/.deps-build
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(XCFLAGS) -c -o $@ $<
-
 $(B)/libxom-scan.a: $(SCAN_OBJ)
 	rm -f $@ && ar rcs $@ $^
 

@@ -14,6 +14,7 @@ $(B)/tests/scan/%: tests/scan/%.c
 	$(CC) $(CFLAGS) $(XCFLAGS) -o $@ $< $(XLDFLAGS)
 
 CHECKS += check-scan
+QUICK += check-scan
 .PHONY: check-scan
 check-scan: $(B)/xom-scan $(SCANTEST_HELPERS)
 	@CC=$(CC) SANFLAGS='$(SANFLAGS)' tests/scan/run.sh $(B)
