@@ -4,6 +4,6 @@
 
 ALL += $(B)/libxom.so
 
-$(B)/libxom.so: $(LOADER_OBJ) $(B)/preload/preload.o preload/preload.map
-	$(CC) -o $@ $(LOADER_OBJ) $(B)/preload/preload.o $(XLDFLAGS) \
+$(B)/libxom.so: $(RUNTIME_OBJ) $(B)/preload/preload.o preload/preload.map
+	$(CC) -o $@ $(RUNTIME_OBJ) $(B)/preload/preload.o $(XLDFLAGS) \
 		$(RUNTIME_LDFLAGS) -Wl,--version-script=preload/preload.map

@@ -19,8 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define XOM_PLAN_TOOL
-#include "../../loader/core.h"
+
+#include "../../loader/plan/xom_plan.h"
 
 /* One pipe per thread: a shared one lets a thread read another's byte. */
 static __thread int probe_fd[2];

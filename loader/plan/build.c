@@ -1,21 +1,21 @@
 /*
- * plan_tool.c - xom-plan FILE: scans FILE and writes its plan (core.h) to
- * stdout.  The runtime runs it on a plan-cache miss, so that Capstone and
- * libelf are loaded only in this short-lived process, never in the host.
- * Exit status: 0 plan written, 1 the file could not be analysed, 2 usage or
- * output error.  Messages are one line on stderr, prefixed "xom: ".
+ * build.c - turns the scanner's code map of a file into a plan
+ * (xom_plan.h).  This is the one place where the scanner's vocabulary
+ * (scan/xom_scan.h) meets the plan's; it runs only in the xom-plan helper,
+ * never inside a host process.
  */
-#define XOM_PLAN_TOOL
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "core.h"
-#include "../scan/xom_scan.h"
+#include "../../scan/xom_scan.h"
+#include "build.h"
 
-static size_t count_runs(const struct xom_map *m, struct xom_plan_run *out)
+_Static_assert(XOM_PLAN_SCAN_VERSION == XOM_SCAN_VERSION,
+               "the runtime must accept exactly the plans this scanner makes");
+_Static_assert(XOM_PLAN_PAGE == XOM_PAGE_SIZE, "one page size");
+
+/* Counts the runs of consecutive execute-only pages; fills out when set. */
+static size_t collect_runs(const struct xom_map *m, struct xom_plan_run *out)
 {
 	size_t n = 0;
 
@@ -49,35 +49,30 @@ static size_t names_size(const struct xom_map *m)
 	return end;
 }
 
-int main(int argc, char **argv)
+static uint8_t plan_whole(int reason)
 {
-	char err[256];
-	struct xom_map *m;
+	switch (reason) {
+	case XOM_R_NONE: return XOM_WHOLE_NONE;
+	case XOM_R_TEXTREL: return XOM_WHOLE_TEXTREL;
+	case XOM_R_WRITABLE: return XOM_WHOLE_WRITABLE;
+	default: return XOM_WHOLE_OTHER;
+	}
+}
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: xom-plan FILE\n");
-		return 2;
-	}
-	int rc = xom_scan_file(argv[1], &m, err, sizeof(err));
-	if (rc) {
-		fprintf(stderr, "xom: %s: %s\n", argv[1], err);
-		return 1;
-	}
-	size_t nruns = m->whole ? 0 : count_runs(m, NULL);
+struct xom_plan_head *xom_plan_build(const struct xom_map *m, const char **why)
+{
+	size_t nruns = m->whole ? 0 : collect_runs(m, NULL);
 	size_t nnames = names_size(m);
 	size_t total = sizeof(struct xom_plan_head)
 	               + m->nsegs * sizeof(struct xom_plan_seg)
 	               + nruns * sizeof(struct xom_plan_run)
 	               + m->nsyms * sizeof(struct xom_plan_sym) + nnames;
-	if (total > XOM_PLAN_MAX || m->nsyms > UINT32_MAX) {
-		fprintf(stderr, "xom: %s: plan too large\n", argv[1]);
-		return 1;
-	}
+
+	if (total > XOM_PLAN_MAX || m->nsyms > UINT32_MAX)
+		return *why = "plan too large", NULL;
 	char *buf = calloc(1, total);
-	if (!buf) {
-		fprintf(stderr, "xom: %s: out of memory\n", argv[1]);
-		return 1;
-	}
+	if (!buf)
+		return *why = "out of memory", NULL;
 	struct xom_plan_head *h = (void *)buf;
 	memcpy(h->magic, XOM_PLAN_MAGIC, 8);
 	h->format = XOM_PLAN_FORMAT;
@@ -89,7 +84,7 @@ int main(int argc, char **argv)
 	h->names_len = (uint32_t)nnames;
 	h->exec_pages = (uint32_t)m->exec_pages;
 	h->xom_pages = (uint32_t)(m->whole ? 0 : m->xom_pages);
-	h->whole = m->whole;
+	h->whole_reason = plan_whole(m->whole);
 	h->e_type = m->e_type;
 	h->build_id_len = m->build_id_len;
 	memcpy(h->build_id, m->build_id, sizeof(h->build_id));
@@ -99,24 +94,16 @@ int main(int argc, char **argv)
 		                              m->segs[i].flags, 0 };
 	struct xom_plan_run *r = (void *)(s + m->nsegs);
 	if (nruns)
-		count_runs(m, r);
+		collect_runs(m, r);
 	struct xom_plan_sym *y = (void *)(r + nruns);
 	for (size_t i = 0; i < m->nsyms; i++)
 		y[i] = (struct xom_plan_sym){ m->syms[i].addr, m->syms[i].size,
 		                              m->syms[i].name, 0 };
 	memcpy(y + m->nsyms, m->names, nnames);
 	xom_plan_seal(h);
-	const char *why;
-	if (xom_plan_check(buf, total, &why) != 0) {
-		fprintf(stderr, "xom: %s: internal error: plan %s\n", argv[1], why);
-		return 1;
+	if (xom_plan_check(buf, total, why) != 0) {
+		free(buf);
+		return NULL;
 	}
-	if (xom_write_all(1, buf, total) != 0) {
-		fprintf(stderr, "xom: %s: cannot write the plan: %s\n", argv[1],
-		        strerror(errno));
-		return 2;
-	}
-	xom_map_free(m);
-	free(buf);
-	return 0;
+	return h;
 }

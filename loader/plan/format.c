@@ -1,15 +1,16 @@
 /*
- * format.c - the plan file format (core.h): checksums, sealing, checking,
- * and symbol lookup.  Shared by the runtime and the xom-plan helper.
- * xom_plan_symbol runs in the fault handler: no allocation, no locks.
+ * format.c - the plan file format (xom_plan.h): checksums, sealing,
+ * checking, symbol lookup and writing.  Shared by the runtime and the
+ * xom-plan helper.  Everything here runs in the fault handler too: no
+ * allocation, no locks, no stdio.
  */
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "core.h"
+#include "xom_plan.h"
 
-#define PAGE 4096u
+#define PAGE XOM_PLAN_PAGE
 
 uint64_t xom_fnv(uint64_t h, const void *p, size_t n)
 {
@@ -84,7 +85,7 @@ int xom_plan_check(const void *buf, size_t len, const char **why)
 		return *why = "counts do not match its length", -1;
 	if (h->build_id_len > sizeof(h->build_id))
 		return *why = "build-id too long", -1;
-	if (h->whole && h->nruns)
+	if (h->whole_reason && h->nruns)
 		return *why = "whole-file reason with execute-only runs", -1;
 	if (h->sum_head != sum_of_head(h))
 		return *why = "header checksum mismatch", -1;
@@ -132,7 +133,6 @@ const char *xom_plan_symbol(const struct xom_plan_head *h, uint64_t addr,
 	return names + sym->name;
 }
 
-
 int xom_write_all(int fd, const void *p, size_t n)
 {
 	const char *c = p;
@@ -147,4 +147,9 @@ int xom_write_all(int fd, const void *p, size_t n)
 		n -= (size_t)w;
 	}
 	return 0;
+}
+
+int xom_plan_write(int fd, const struct xom_plan_head *h)
+{
+	return xom_write_all(fd, h, h->total);
 }

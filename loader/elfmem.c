@@ -1,0 +1,115 @@
+/*
+ * elfmem.c - ELF structures of objects the dynamic linker has mapped:
+ * program headers, the build-id note, the executable span, dynamic symbols.
+ *
+ * Phase: object (and start, for the doors).  Reads only the mapped image;
+ * no system calls.  The images are trusted as far as the dynamic linker
+ * trusted them to map and run them.
+ */
+#include <sys/auxv.h>
+#include <sys/mman.h>
+
+#include "loader.h"
+#include "xom_loader.h"
+
+void xom_elf_build_id(uintptr_t bias, const ElfW(Phdr) *ph, int phnum,
+                      struct xom_file_id *id)
+{
+	for (int i = 0; i < phnum; i++) {
+		if (ph[i].p_type != PT_NOTE)
+			continue;
+		const unsigned char *p = (const void *)(bias + ph[i].p_vaddr);
+		const unsigned char *end = p + ph[i].p_memsz;
+		while (p + 12 <= end) {
+			const uint32_t *n = (const void *)p;
+			size_t name = (n[0] + 3) & ~3u, desc = (n[1] + 3) & ~3u;
+			const unsigned char *d = p + 12 + name;
+			if (d + desc > end)
+				break;
+			if (n[2] == NT_GNU_BUILD_ID && n[0] == 4
+			    && !memcmp(p + 12, "GNU", 4) && n[1] <= 64) {
+				id->build_id_len = (uint8_t)n[1];
+				memcpy(id->build_id, d, n[1]);
+				return;
+			}
+			p = d + desc;
+		}
+	}
+}
+
+void xom_elf_exec_span(uintptr_t bias, const ElfW(Phdr) *ph, int phnum,
+                       uintptr_t *lo, uintptr_t *hi)
+{
+	*lo = UINTPTR_MAX;
+	*hi = 0;
+	for (int i = 0; i < phnum; i++) {
+		if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X))
+			continue;
+		uintptr_t s = (bias + ph[i].p_vaddr) & ~(XOM_PAGE - 1);
+		uintptr_t e = (bias + ph[i].p_vaddr + ph[i].p_memsz + XOM_PAGE - 1)
+		              & ~(XOM_PAGE - 1);
+		if (s < *lo)
+			*lo = s;
+		if (e > *hi)
+			*hi = e;
+	}
+}
+
+int xom_elf_seg_prot(const ElfW(Phdr) *ph, int phnum, uintptr_t vaddr)
+{
+	for (int i = 0; i < phnum; i++)
+		if (ph[i].p_type == PT_LOAD
+		    && vaddr >= (ph[i].p_vaddr & ~(XOM_PAGE - 1))
+		    && vaddr < ph[i].p_vaddr + ph[i].p_memsz)
+			return (ph[i].p_flags & PF_R ? PROT_READ : 0) | PROT_EXEC;
+	return PROT_READ | PROT_EXEC;
+}
+
+const ElfW(Phdr) *xom_link_map_phdrs(const struct link_map *map, int is_main,
+                                     int *phnum)
+{
+	if (is_main) {
+		*phnum = (int)getauxval(AT_PHNUM);
+		return (const void *)getauxval(AT_PHDR);
+	}
+	/* A shared object's first PT_LOAD maps file offset 0 at address 0. */
+	const ElfW(Ehdr) *eh = (const void *)map->l_addr;
+	if (!map->l_addr || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0
+	    || eh->e_type != ET_DYN || eh->e_phentsize != sizeof(ElfW(Phdr))
+	    || eh->e_phnum == 0 || eh->e_phoff > 65536)
+		return NULL;
+	*phnum = eh->e_phnum;
+	return (const void *)(map->l_addr + eh->e_phoff);
+}
+
+void *xom_lookup_dynsym(uintptr_t b, const ElfW(Phdr) *ph, int phnum,
+                        const char *name)
+{
+	const ElfW(Dyn) *dyn = NULL;
+
+	for (int i = 0; i < phnum; i++)
+		if (ph[i].p_type == PT_DYNAMIC)
+			dyn = (const void *)(b + ph[i].p_vaddr);
+	if (!dyn)
+		return NULL;
+	uintptr_t symtab = 0, strtab = 0, hash = 0;
+	for (; dyn->d_tag != DT_NULL; dyn++) {
+		/* The dynamic linker adds the bias to these in place, as soon
+		 * as it maps the object. */
+		uintptr_t p = dyn->d_un.d_ptr;
+		if (p < b)
+			p += b;
+		if (dyn->d_tag == DT_SYMTAB) symtab = p;
+		else if (dyn->d_tag == DT_STRTAB) strtab = p;
+		else if (dyn->d_tag == DT_HASH) hash = p;
+	}
+	if (!symtab || !strtab || !hash)
+		return NULL;
+	uint32_t nsyms = ((const uint32_t *)hash)[1];
+	const ElfW(Sym) *sym = (const void *)symtab;
+	for (uint32_t i = 1; i < nsyms; i++)
+		if (sym[i].st_shndx != SHN_UNDEF
+		    && !strcmp((const char *)strtab + sym[i].st_name, name))
+			return (void *)(b + sym[i].st_value);
+	return NULL;
+}

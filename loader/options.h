@@ -1,0 +1,56 @@
+/*
+ * options.h - XOM_OPTIONS, parsed by one table (options.def).  Used by the
+ * runtime at start-up and by the xom command, so both apply the same rules.
+ * Nothing here runs in a signal handler.
+ */
+#ifndef XOM_OPTIONS_H
+#define XOM_OPTIONS_H
+
+#include <stddef.h>
+
+enum { XOM_ENFORCE, XOM_AUDIT, XOM_OFF };       /* mode */
+enum { XOM_BACKEND_PKEY, XOM_BACKEND_NONE };    /* backend */
+
+#define XOM_FIELD_ENUM(k) int k;
+#define XOM_FIELD_INT(k) int k;
+#define XOM_FIELD_PATH(k) const char *k;
+#define XOM_FIELD_DIR_OFF(k) const char *k;
+#define XOM_FIELD_LIST(k) const char *k;
+
+/* The values in force.  Strings point into the buffer given to the parser,
+ * or are NULL when absent; cache is NULL for "off" and for the default
+ * (see xom_cache_dir). */
+struct xom_opts {
+#define XOM_OPT(key, kind, def, values, help) XOM_FIELD_##kind(key)
+#include "options.def"
+#undef XOM_OPT
+	int cache_off;          /* cache=off was given */
+	int log_fd;             /* where the xom: lines go (the runtime's) */
+};
+
+/* The table, for the command's reports. */
+struct xom_opt_info {
+	const char *key, *kind, *def, *values, *help;
+};
+extern const struct xom_opt_info xom_opt_table[];
+extern const size_t xom_opt_count;
+
+/*
+ * Parses text (XOM_OPTIONS, copied into buf, which must outlive o) into o,
+ * starting from the defaults.  Returns 0, or -1 with the first bad item
+ * described in err.  *require is set when require=1 appears anywhere, even
+ * after a bad item, so that a caller can refuse instead of guessing.
+ */
+int xom_options_parse(const char *text, struct xom_opts *o, char *buf,
+                      size_t cap, int *require, char *err, size_t errcap);
+
+/* Where plans are cached under o: XOM_CACHE_DIR with the directory in buf,
+ * XOM_CACHE_OFF (cache=off) or XOM_CACHE_NONE (no absolute
+ * XDG_CACHE_HOME or HOME). */
+enum { XOM_CACHE_DIR, XOM_CACHE_OFF, XOM_CACHE_NONE };
+int xom_cache_dir(const struct xom_opts *o, char *buf, size_t cap);
+
+/* 1 when path or its base name matches one of o's exclude patterns. */
+int xom_opt_excludes(const struct xom_opts *o, const char *path);
+
+#endif
