@@ -1,0 +1,28 @@
+# tests/lib.sh - what every shell test suite shares: the result lines and
+# the summary.  Source it (". tests/lib.sh"); it is plain POSIX sh, so the
+# emulated-PKU guest's busybox runs it too.
+#
+#   t_pass NAME              PASS NAME
+#   t_fail NAME DETAIL       FAIL NAME: DETAIL
+#   t_skip NAME REASON       SKIP NAME: REASON (a reason is required)
+#   t_check NAME COND DETAIL evaluates the shell condition COND: PASS or FAIL
+#   t_summary                "N passed, N failed, N skipped"; status 0 when
+#                            nothing failed (end a suite with: t_summary)
+#
+# The counts live in this shell, so call these from the suite's own shell,
+# not from a subshell or the right side of a pipe.
+t_npass=0 t_nfail=0 t_nskip=0
+
+t_pass() { t_npass=$((t_npass + 1)); echo "PASS $1"; }
+t_fail() { t_nfail=$((t_nfail + 1)); echo "FAIL $1: ${2:-failed}"; }
+t_skip() {
+	[ -n "${2:-}" ] || { t_fail "$1" "skipped without a reason"; return; }
+	t_nskip=$((t_nskip + 1)); echo "SKIP $1: $2"
+}
+t_check() {
+	if eval "$2"; then t_pass "$1"; else t_fail "$1" "$3"; fi
+}
+t_summary() {
+	echo "$t_npass passed, $t_nfail failed, $t_nskip skipped"
+	[ "$t_nfail" = 0 ]
+}
