@@ -13,40 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scan_int.h"
+#include "scan.h"
 
 struct region { uint64_t addr, size, offset; };
-
-/* Where vaddr's bit lives in s->starts: exec file bytes, segment by segment. */
-static bool start_index(const struct scan *s, uint64_t vaddr, uint64_t *idx)
-{
-	const struct xom_segment *g = s->segs.p;
-	uint64_t base = 0;
-
-	for (size_t i = 0; i < s->segs.n; i++) {
-		if (vaddr >= g[i].vaddr && vaddr - g[i].vaddr < g[i].filesz) {
-			*idx = base + (vaddr - g[i].vaddr);
-			return true;
-		}
-		base += g[i].filesz;
-	}
-	return false;
-}
-
-static void mark_start(struct scan *s, uint64_t vaddr)
-{
-	uint64_t i;
-
-	if (start_index(s, vaddr, &i))
-		s->starts[i >> 3] |= (uint8_t)(1u << (i & 7));
-}
-
-bool scan_is_start(const struct scan *s, uint64_t vaddr)
-{
-	uint64_t i;
-
-	return start_index(s, vaddr, &i) && (s->starts[i >> 3] >> (i & 7)) & 1;
-}
 
 static int push_ref(struct scan *s, uint64_t target, uint64_t at,
                     uint32_t size, enum xom_reason reason)
@@ -362,7 +331,7 @@ static int sweep(struct scan *s, csh h, cs_insn *in, const struct region *r)
 
 				s->track.live = false;
 				if (n) {
-					mark_start(s, pc);
+					scan_mark_start(s, pc);
 					/* The operand size is unknown: assume a
 					 * whole ZMM register. */
 					if (rip && (rc = push_ref(s, rip, pc, 64,
@@ -374,7 +343,7 @@ static int sweep(struct scan *s, csh h, cs_insn *in, const struct region *r)
 				code += n, left -= n, pc += n;
 				continue;
 			}
-			mark_start(s, in->address);
+			scan_mark_start(s, in->address);
 			if ((rc = track_insn(s, in)) || (rc = note_insn(s, in)))
 				return rc;
 		}
@@ -514,22 +483,14 @@ static int collect_regions(struct scan *s, struct vec *out)
 
 int disasm_code(struct scan *s)
 {
-	const struct xom_segment *g = s->segs.p;
 	struct vec regions = { .size = sizeof(struct region) };
-	uint64_t total = 0;
 	cs_insn *in = NULL;
 	cs_err ce;
 	csh h = 0;
 	int rc;
 
-	for (size_t i = 0; i < s->segs.n; i++)
-		if (__builtin_add_overflow(total, g[i].filesz, &total) || total > s->len)
-			return scan_fail(s, XOM_SCAN_EMALFORMED,
-			                 "malformed: executable segments hold more bytes than the file");
-	s->starts = calloc(total / 8 + 1, 1);
-	if (!s->starts)
-		return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
-
+	if ((rc = scan_alloc_starts(s)))
+		return rc;
 	if ((ce = cs_open(CS_ARCH_X86, CS_MODE_64, &h)) != CS_ERR_OK)
 		return scan_fail(s, XOM_SCAN_EDISASM, "cannot start the disassembler: %s",
 		                 cs_strerror(ce));

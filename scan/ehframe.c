@@ -10,7 +10,7 @@
 #include <elf.h>
 #include <string.h>
 
-#include "scan_int.h"
+#include "scan.h"
 
 struct cur {
 	const uint8_t *img;

@@ -12,37 +12,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "scan_int.h"
+#include "scan.h"
 
 #define PAGE XOM_PAGE_SIZE
 #define MAX_PAGES (1u << 20)    /* 4 GiB of code: more is a corrupt header */
 
 static uint64_t page_down(uint64_t a) { return a & ~(uint64_t)(PAGE - 1); }
-
-size_t count_le(const void *base, size_t n, size_t stride, uint64_t x)
-{
-	const char *p = base;
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		uint64_t key;
-
-		memcpy(&key, p + mid * stride, sizeof key);
-		if (key <= x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-bool sorted_has_u64(const uint64_t *a, size_t n, uint64_t x)
-{
-	size_t k = count_le(a, n, sizeof *a, x);
-
-	return k && a[k - 1] == x;
-}
 
 /* The first entry above x, or UINT64_MAX. */
 static uint64_t next_entry(const struct scan *s, uint64_t x)
@@ -59,38 +34,6 @@ const struct span *span_at(const struct scan *s, uint64_t x)
 	size_t k = count_le(v, s->spans.n, sizeof *v, x);
 
 	return k && x < v[k - 1].end ? &v[k - 1] : NULL;
-}
-
-static int cmp_range(const void *a, const void *b)
-{
-	const struct xom_range *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/*
- * Whether x lies inside a known function.  funcs is sorted by start and
- * its ends are turned into running maxima first, so that one search answers
- * even where extents nest or overlap.
- */
-bool scan_inside_function(const struct scan *s, uint64_t x)
-{
-	const struct xom_range *f = s->funcs.p;
-	size_t k = count_le(f, s->funcs.n, sizeof *f, x);
-
-	return k && f[k - 1].end > x;
-}
-
-void scan_prepare_funcs(struct scan *s)
-{
-	struct xom_range *f = s->funcs.p;
-
-	if (!s->funcs.n)
-		return;
-	sort_items(f, s->funcs.n, sizeof *f, cmp_range);
-	for (size_t i = 1; i < s->funcs.n; i++)
-		if (f[i].end < f[i - 1].end)
-			f[i].end = f[i - 1].end;
 }
 
 static int cmp_data(const void *a, const void *b)

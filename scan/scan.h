@@ -1,5 +1,5 @@
 /*
- * scan_int.h - what the scanner's stages share.  Not installed; the public
+ * scan.h - what the scanner's stages share.  Not installed; the public
  * contract is xom_scan.h.
  *
  * The stages run in order on one struct scan:
@@ -9,8 +9,8 @@
  *   disasm.c   decodes the code and records every reference into it;
  *   map.c      turns references into data ranges, pages and gadgets.
  */
-#ifndef XOM_SCAN_INT_H
-#define XOM_SCAN_INT_H
+#ifndef XOM_SCAN_SCAN_H
+#define XOM_SCAN_SCAN_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -108,7 +108,9 @@ int scan_push_ref(struct scan *s, uint64_t target, uint32_t size,
 /* The executable segment holding vaddr, or NULL. */
 const struct xom_segment *exec_seg_at(const struct scan *s, uint64_t vaddr);
 
-/* True when a decoded instruction starts at vaddr. */
+/* The instruction-start bitmap: allocated before the sweep that marks it. */
+int scan_alloc_starts(struct scan *s);
+void scan_mark_start(struct scan *s, uint64_t vaddr);
 bool scan_is_start(const struct scan *s, uint64_t vaddr);
 
 /*
