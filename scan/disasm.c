@@ -111,33 +111,40 @@ static bool is_reg64(unsigned reg)
  */
 #define TRACK_WINDOW 24
 
-static void track_start(struct scan *s, const cs_insn *in, uint64_t target)
+struct track {
+	bool live;
+	uint32_t regs;          /* one bit per general-purpose register */
+	uint64_t target;        /* what the lea loaded */
+	unsigned left;          /* instructions still to follow */
+};
+
+static void track_start(struct track *tk, const cs_insn *in, uint64_t target)
 {
 	const cs_x86 *x = &in->detail->x86;
 
-	s->track.live = x->op_count == 2 && x->operands[0].type == X86_OP_REG &&
+	tk->live = x->op_count == 2 && x->operands[0].type == X86_OP_REG &&
 	                is_reg64(x->operands[0].reg);
-	s->track.regs = s->track.live ? reg_bit(x->operands[0].reg) : 0;
-	s->track.target = target;
-	s->track.left = TRACK_WINDOW;
+	tk->regs = tk->live ? reg_bit(x->operands[0].reg) : 0;
+	tk->target = target;
+	tk->left = TRACK_WINDOW;
 }
 
-static int track_insn(struct scan *s, const cs_insn *in)
+static int track_insn(struct scan *s, struct track *tk, const cs_insn *in)
 {
 	const cs_detail *d = in->detail;
 	const cs_x86 *x = &d->x86;
-	uint32_t set = s->track.regs, written = 0;
+	uint32_t set = tk->regs, written = 0;
 
-	if (!s->track.live)
+	if (!tk->live)
 		return 0;
 	if (in->id == X86_INS_LEA && x->op_count == 2 &&
 	    x->operands[0].type == X86_OP_REG && is_reg64(x->operands[0].reg)) {
 		const cs_x86_op *m = &x->operands[1];
 		/* lea (%r9,%rcx), %rcx computes, it does not read. */
 		if ((reg_bit(m->mem.base) | reg_bit(m->mem.index)) & set)
-			s->track.regs |= reg_bit(x->operands[0].reg);
+			tk->regs |= reg_bit(x->operands[0].reg);
 		else
-			s->track.regs &= ~reg_bit(x->operands[0].reg);
+			tk->regs &= ~reg_bit(x->operands[0].reg);
 		goto next;
 	}
 	for (uint8_t i = 0; i < x->op_count; i++) {
@@ -150,13 +157,13 @@ static int track_insn(struct scan *s, const cs_insn *in)
 		if ((in->id == X86_INS_JMP || in->id == X86_INS_CALL) &&
 		    x->op_count == 1 && x->operands[0].type == X86_OP_REG &&
 		    (reg_bit(x->operands[0].reg) & set))
-			return push_call(s, s->track.target);
+			return push_call(s, tk->target);
 		goto stop;
 	}
 	if ((in->id == X86_INS_ADD || in->id == X86_INS_MOV) && x->op_count == 2 &&
 	    x->operands[0].type == X86_OP_REG && x->operands[1].type == X86_OP_REG &&
 	    (reg_bit(x->operands[1].reg) & set) && is_reg64(x->operands[0].reg)) {
-		s->track.regs |= reg_bit(x->operands[0].reg);
+		tk->regs |= reg_bit(x->operands[0].reg);
 		goto next;
 	}
 	/* label + offset is still label-derived. */
@@ -169,18 +176,18 @@ static int track_insn(struct scan *s, const cs_insn *in)
 			written |= reg_bit(x->operands[i].reg);
 	for (uint8_t i = 0; i < d->regs_write_count; i++)
 		written |= reg_bit(d->regs_write[i]);
-	s->track.regs &= ~written;
-	if (!s->track.regs)
+	tk->regs &= ~written;
+	if (!tk->regs)
 		goto stop;
 next:
-	if (--s->track.left)
+	if (--tk->left)
 		return 0;
 stop:
-	s->track.live = false;
+	tk->live = false;
 	return 0;
 }
 
-static int note_insn(struct scan *s, const cs_insn *in)
+static int note_insn(struct scan *s, struct track *tk, const cs_insn *in)
 {
 	const cs_x86 *x = &in->detail->x86;
 	uint64_t next = in->address + in->size;
@@ -197,7 +204,7 @@ static int note_insn(struct scan *s, const cs_insn *in)
 			if (in->id == X86_INS_LEA) {
 				rc = push_ref(s, t, in->address, 0, XOM_R_TABLE);
 				if (!rc && exec_seg_at(s, t))
-					track_start(s, in, t);
+					track_start(tk, in, t);
 			}
 			else if (reads_nothing(in->id))
 				continue;
@@ -316,6 +323,7 @@ static int sweep(struct scan *s, csh h, cs_insn *in, const struct region *r)
 	size_t ne = s->entries.n;
 	uint64_t end = r->addr + r->size, addr = r->addr;
 	size_t lo = count_le(ent, ne, sizeof *ent, addr);   /* next entry */
+	struct track tk = { .live = false };
 	int rc;
 
 	while (addr < end) {
@@ -329,7 +337,7 @@ static int sweep(struct scan *s, csh h, cs_insn *in, const struct region *r)
 				uint64_t rip = 0;
 				size_t n = raw_length(code, left, pc, &rip);
 
-				s->track.live = false;
+				tk.live = false;
 				if (n) {
 					scan_mark_start(s, pc);
 					/* The operand size is unknown: assume a
@@ -344,10 +352,10 @@ static int sweep(struct scan *s, csh h, cs_insn *in, const struct region *r)
 				continue;
 			}
 			scan_mark_start(s, in->address);
-			if ((rc = track_insn(s, in)) || (rc = note_insn(s, in)))
+			if ((rc = track_insn(s, &tk, in)) || (rc = note_insn(s, &tk, in)))
 				return rc;
 		}
-		s->track.live = false;
+		tk.live = false;
 		s->code_bytes += stop - addr;
 		addr = stop;
 		while (lo < ne && ent[lo] <= addr)

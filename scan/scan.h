@@ -72,13 +72,6 @@ struct scan {
 
 	uint8_t build_id_len;
 	uint8_t build_id[64];
-
-	struct {                /* disasm.c: where a lea's register goes */
-		bool live;
-		uint32_t regs;  /* one bit per general-purpose register */
-		uint64_t target;
-		unsigned left;
-	} track;
 };
 
 /* Formats a message into s->err and returns code. */
