@@ -7,6 +7,13 @@
  * table inside .text can garble at most the bytes up to the next function,
  * and decoding starts afresh there.  One cs_insn is allocated for the whole
  * file (Capstone's intended loop; no per-instruction allocation).
+ *
+ * Reads: the image, segs, secs and e_type (elf.c); entries and funcs,
+ * sorted; refs (elf.c), for relocated pointers.
+ * Adds: refs from instructions; call targets; the relocated pointers that
+ * decode as code, as entries (kept sorted) and call targets; the
+ * instruction-start bitmap; code_bytes.
+ * Calls: util.c and Capstone; nothing that decides what is data.
  */
 #include <capstone/capstone.h>
 #include <elf.h>

@@ -6,6 +6,10 @@
  * [pc_begin, pc_begin + pc_range).  The format is the one the LSB describes
  * (CIE/FDE records, DW_EH_PE pointer encodings); only what is needed to
  * reach pc_begin and pc_range is decoded.
+ *
+ * Reads: the image, secs and segs (elf.c).
+ * Adds: code entries and function extents.
+ * Calls: util.c only.
  */
 #include <elf.h>
 #include <string.h>

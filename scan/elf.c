@@ -6,6 +6,13 @@
  * libelf parses the header tables; every offset and size taken from them is
  * still checked here against the image with overflow-safe arithmetic before
  * a byte is read, because libelf checks tables, not what they point to.
+ *
+ * Reads: the image.
+ * Adds: e_type, textrel, writable_exec, the header offsets, the build-id;
+ * segs, loads, secs, spans, syms and names; code entries and function
+ * extents from symbols, relocations, init arrays, PLTs and e_entry; refs
+ * for the other relocated pointers into code.
+ * Calls: util.c and libelf.
  */
 #include <gelf.h>
 #include <libelf.h>
@@ -23,17 +30,6 @@ static int add_ref(struct scan *s, uint64_t target, uint32_t size,
                    enum xom_reason reason)
 {
 	return scan_push_ref(s, target, size, reason, false, 0);
-}
-
-/* Marks [lo, hi) as data, a page at a time (a reference's size is 32-bit). */
-static int add_span(struct scan *s, uint64_t lo, uint64_t hi,
-                    enum xom_reason reason)
-{
-	int rc = 0;
-
-	for (uint64_t a = lo; a < hi && !rc; a += 4096)
-		rc = add_ref(s, a, (uint32_t)(hi - a < 4096 ? hi - a : 4096), reason);
-	return rc;
 }
 
 static int cmp_seg(const void *a, const void *b)
@@ -313,7 +309,7 @@ static bool in_array_section(const struct scan *s, uint64_t vaddr)
 /*
  * Relocations that store an address of the code: function pointers in
  * init arrays and ifunc resolvers are entries; the rest are references that
- * map.c classifies (a pointer into the middle of a function is a code label,
+ * classify.c resolves (a pointer into the middle of a function is a code label,
  * one outside every function is data).
  */
 static int load_relocs(struct scan *s)
@@ -390,96 +386,6 @@ static int load_plt(struct scan *s)
 		for (k = 0; k < sec->size; k += step)
 			if ((rc = add_entry(s, sec->addr + k)))
 				return rc;
-	}
-	return 0;
-}
-
-static bool is_padding(const uint8_t *p, uint64_t n)
-{
-	for (uint64_t i = 0; i < n; i++)
-		if (p[i] != 0x00 && p[i] != 0x90 && p[i] != 0xcc)
-			return false;
-	return true;
-}
-
-/*
- * Bytes of an exec segment that no section claims are alignment padding
- * between sections, or something the section table does not describe
- * (a damaged or doctored table).  Only the second kind is data: padding
- * is zeros, nops or int3.
- */
-static int load_gaps(struct scan *s)
-{
-	const struct xom_segment *g = s->segs.p;
-	const struct span *v = s->spans.p;
-	size_t n = s->spans.n;
-	int rc = 0;
-
-	if (!s->secs.n)
-		return 0;
-	for (size_t i = 0; i < s->segs.n && !rc; i++) {
-		uint64_t at = g[i].vaddr, end = g[i].vaddr + g[i].filesz;
-
-		for (size_t k = 0; k <= n && at < end && !rc; k++) {
-			uint64_t lo = k < n && v[k].start < end ? v[k].start : end;
-			uint64_t hi = k < n ? v[k].end : end;
-
-			if (lo > at && !is_padding(s->img + g[i].offset + (at - g[i].vaddr),
-			                            lo - at))
-				rc = add_span(s, at, lo, XOM_R_OUTSIDE);
-			if (hi > at)
-				at = hi;
-		}
-	}
-	return rc;
-}
-
-/* Headers, non-code sections and other segments that share an exec page. */
-static int load_noncode(struct scan *s, const GElf_Ehdr *eh)
-{
-	const struct xom_segment *g = s->segs.p, *l = s->loads.p;
-	size_t i, k;
-	int rc;
-
-	for (i = 0; i < s->segs.n; i++) {
-		uint64_t hdr[2][2] = {
-			{ 0, eh->e_ehsize },
-			{ eh->e_phoff, (uint64_t)eh->e_phnum * eh->e_phentsize },
-		};
-		for (k = 0; k < 2; k++) {
-			uint64_t off = hdr[k][0], n = hdr[k][1], lo, hi;
-
-			if (!n || off >= g[i].offset + g[i].filesz ||
-			    off + n <= g[i].offset)
-				continue;
-			lo = off > g[i].offset ? off : g[i].offset;
-			hi = off + n < g[i].offset + g[i].filesz ? off + n
-			                                         : g[i].offset + g[i].filesz;
-			if ((rc = add_span(s, g[i].vaddr + (lo - g[i].offset),
-			                   g[i].vaddr + (hi - g[i].offset), XOM_R_HEADER)))
-				return rc;
-		}
-	}
-	for (i = 0; i < s->spans.n; i++) {
-		const struct span *sp = (const struct span *)s->spans.p + i;
-
-		if (!sp->exec && (rc = add_span(s, sp->start, sp->end, XOM_R_SECTION)))
-			return rc;
-	}
-	for (k = 0; k < s->loads.n; k++) {
-		if (l[k].flags & PF_X)
-			continue;
-		for (i = 0; i < s->segs.n; i++) {
-			uint64_t plo = g[i].vaddr & ~(uint64_t)4095;
-			uint64_t phi = (g[i].vaddr + g[i].memsz + 4095) & ~(uint64_t)4095;
-			uint64_t lo = l[k].vaddr > plo ? l[k].vaddr : plo;
-			uint64_t hi = l[k].vaddr + l[k].memsz < phi ? l[k].vaddr + l[k].memsz : phi;
-
-			/* Only bytes that land in this segment's own pages matter;
-			 * add_ref() keeps those inside the segment proper. */
-			if ((rc = add_span(s, lo, hi, XOM_R_OUTSIDE)))
-				return rc;
-		}
 	}
 	return 0;
 }
@@ -580,12 +486,15 @@ int elf_load(struct scan *s)
 		goto out;
 	}
 	s->e_type = eh.e_type;
+	s->ehdr_size = eh.e_ehsize;
+	s->phdr_off = eh.e_phoff;
+	s->phdr_size = (uint64_t)eh.e_phnum * eh.e_phentsize;
 
 	if ((rc = check_phdr_table(s, &eh)) || (rc = load_phdrs(s, e)) ||
 	    (rc = check_shdr_table(s, &eh)) || (rc = load_sections(s, e)) ||
 	    (rc = load_symbols(s, e)) || (rc = load_relocs(s)) ||
 	    (rc = load_arrays(s)) || (rc = load_plt(s)) ||
-	    (rc = load_noncode(s, &eh)) || (rc = load_gaps(s)) || (rc = add_entry(s, eh.e_entry)))
+	    (rc = add_entry(s, eh.e_entry)))
 		goto out;
 out:
 	if (e)

@@ -1,16 +1,27 @@
 /*
- * map.c - turns the references that the earlier stages found into data
- * ranges, classifies each executable page, lists WRPKRU/XRSTOR gadgets, and
- * holds the public entry points.
+ * classify.c - decides which bytes of the executable segments are data,
+ * and from that which pages may become execute-only.
+ *
+ * Reads: segs, loads, secs and spans, the ELF and program header offsets,
+ * textrel and writable_exec (elf.c); entries, calls and funcs, sorted; refs
+ * (elf.c, disasm.c).
+ * Adds: its own marks to refs; the map's whole-file reason, data ranges,
+ * pages and readable runs.
+ * Calls: util.c only.
+ *
+ * Two kinds of bytes are data.  Some are data because of where they lie:
+ * headers, sections without code and other segments that share an exec
+ * page, bytes that no section claims.  The rest are data because code reads
+ * them: the references that elf.c and disasm.c recorded.  The first kind is
+ * marked here, not in elf.c, because elf.c records what the file's tables
+ * say and this stage is the one that decides what is data; no stage before
+ * this one reads those marks (disasm.c looks only at relocated pointers,
+ * which have no reader and no size).  Both kinds become the same struct ref,
+ * so that one pass turns them into ranges.
  */
 #include <elf.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "scan.h"
 
@@ -18,6 +29,143 @@
 #define MAX_PAGES (1u << 20)    /* 4 GiB of code: more is a corrupt header */
 
 static uint64_t page_down(uint64_t a) { return a & ~(uint64_t)(PAGE - 1); }
+
+/* ---- bytes that are data because of where they lie --------------------- */
+
+/* Pushes [lo, hi) as references a page at a time (a reference's size is
+ * 32-bit); pages that start outside every exec segment are dropped. */
+static int push_range_refs(struct scan *s, uint64_t lo, uint64_t hi,
+                           enum xom_reason reason)
+{
+	int rc = 0;
+
+	for (uint64_t a = lo; a < hi && !rc; a += PAGE)
+		rc = scan_push_ref(s, a, (uint32_t)(hi - a < PAGE ? hi - a : PAGE),
+		                   reason, false, 0);
+	return rc;
+}
+
+/* The ELF header and the program header table, where an exec segment
+ * holds them. */
+static int mark_headers(struct scan *s)
+{
+	const struct xom_segment *g = s->segs.p;
+	uint64_t hdr[2][2] = {
+		{ 0, s->ehdr_size },
+		{ s->phdr_off, s->phdr_size },
+	};
+	int rc;
+
+	for (size_t i = 0; i < s->segs.n; i++) {
+		for (size_t k = 0; k < 2; k++) {
+			uint64_t off = hdr[k][0], n = hdr[k][1], lo, hi;
+
+			if (!n || off >= g[i].offset + g[i].filesz ||
+			    off + n <= g[i].offset)
+				continue;
+			lo = off > g[i].offset ? off : g[i].offset;
+			hi = off + n < g[i].offset + g[i].filesz ? off + n
+			                                         : g[i].offset + g[i].filesz;
+			if ((rc = push_range_refs(s, g[i].vaddr + (lo - g[i].offset),
+			                          g[i].vaddr + (hi - g[i].offset),
+			                          XOM_R_HEADER)))
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/* Allocated sections without SHF_EXECINSTR: .rodata, .eh_frame, ... */
+static int mark_noncode_sections(struct scan *s)
+{
+	const struct span *sp = s->spans.p;
+	int rc;
+
+	for (size_t i = 0; i < s->spans.n; i++)
+		if (!sp[i].exec &&
+		    (rc = push_range_refs(s, sp[i].start, sp[i].end, XOM_R_SECTION)))
+			return rc;
+	return 0;
+}
+
+/* Non-exec segments whose bytes land in an exec segment's pages. */
+static int mark_other_segments(struct scan *s)
+{
+	const struct xom_segment *g = s->segs.p, *l = s->loads.p;
+	int rc;
+
+	for (size_t k = 0; k < s->loads.n; k++) {
+		if (l[k].flags & PF_X)
+			continue;
+		for (size_t i = 0; i < s->segs.n; i++) {
+			uint64_t plo = page_down(g[i].vaddr);
+			uint64_t phi = page_down(g[i].vaddr + g[i].memsz + PAGE - 1);
+			uint64_t lo = l[k].vaddr > plo ? l[k].vaddr : plo;
+			uint64_t hi = l[k].vaddr + l[k].memsz < phi ? l[k].vaddr + l[k].memsz : phi;
+
+			/* Only bytes that land in this segment's own pages matter;
+			 * push_range_refs() keeps those inside the segment proper. */
+			if ((rc = push_range_refs(s, lo, hi, XOM_R_OUTSIDE)))
+				return rc;
+		}
+	}
+	return 0;
+}
+
+static bool is_padding(const uint8_t *p, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		if (p[i] != 0x00 && p[i] != 0x90 && p[i] != 0xcc)
+			return false;
+	return true;
+}
+
+/*
+ * Bytes of an exec segment that no section claims are alignment padding
+ * between sections, or something the section table does not describe
+ * (a damaged or doctored table).  Only the second kind is data: padding
+ * is zeros, nops or int3.
+ */
+static int mark_unclaimed(struct scan *s)
+{
+	const struct xom_segment *g = s->segs.p;
+	const struct span *v = s->spans.p;
+	size_t n = s->spans.n;
+	int rc = 0;
+
+	if (!s->secs.n)
+		return 0;
+	for (size_t i = 0; i < s->segs.n && !rc; i++) {
+		uint64_t at = g[i].vaddr, end = g[i].vaddr + g[i].filesz;
+
+		for (size_t k = 0; k <= n && at < end && !rc; k++) {
+			uint64_t lo = k < n && v[k].start < end ? v[k].start : end;
+			uint64_t hi = k < n ? v[k].end : end;
+
+			if (lo > at && !is_padding(s->img + g[i].offset + (at - g[i].vaddr),
+			                            lo - at))
+				rc = push_range_refs(s, at, lo, XOM_R_OUTSIDE);
+			if (hi > at)
+				at = hi;
+		}
+	}
+	return rc;
+}
+
+/* These marks follow the references from code in refs.  Their place there
+ * does not matter: merge_data() sorts by reason first, and their reasons
+ * come from here alone. */
+static int mark_noncode(struct scan *s)
+{
+	int rc;
+
+	if ((rc = mark_headers(s)) || (rc = mark_noncode_sections(s)) ||
+	    (rc = mark_other_segments(s)) || (rc = mark_unclaimed(s)))
+		return rc;
+	return 0;
+}
+
+/* ---- references into ranges, ranges into pages -------------------------- */
 
 /* The first entry above x, or UINT64_MAX. */
 static uint64_t next_entry(const struct scan *s, uint64_t x)
@@ -28,7 +176,7 @@ static uint64_t next_entry(const struct scan *s, uint64_t x)
 	return k < s->entries.n ? a[k] : UINT64_MAX;
 }
 
-const struct span *span_at(const struct scan *s, uint64_t x)
+static const struct span *span_at(const struct scan *s, uint64_t x)
 {
 	const struct span *v = s->spans.p;
 	size_t k = count_le(v, s->spans.n, sizeof *v, x);
@@ -213,227 +361,14 @@ static int build_readable(struct scan *s, struct xom_map *m)
 	return 0;
 }
 
-static bool is_prefix(uint8_t b)
-{
-	return (b >= 0x40 && b <= 0x4f) || b == 0x66 || b == 0x67 || b == 0xf0 ||
-	       b == 0xf2 || b == 0xf3 || b == 0x2e || b == 0x36 || b == 0x3e ||
-	       b == 0x26 || b == 0x64 || b == 0x65;
-}
-
-/* A gadget is aligned when a decoded instruction begins at it or at the
- * prefixes right before it (REX.W 0F AE /5 is xrstor64). */
-static bool gadget_aligned(const struct scan *s, const struct xom_segment *g,
-                           uint64_t off)
-{
-	uint64_t va = g->vaddr + (off - g->offset);
-
-	for (unsigned k = 0; k <= 4 && k <= off - g->offset; k++) {
-		if (k && !is_prefix(s->img[off - k]))
-			return false;
-		if (scan_is_start(s, va - k))
-			return true;
-	}
-	return false;
-}
-
-static int build_gadgets(struct scan *s, struct xom_map *m)
-{
-	const struct xom_segment *g = s->segs.p;
-	struct vec v = { .size = sizeof(struct xom_gadget) };
-
-	for (size_t i = 0; i < s->segs.n; i++) {
-		const uint8_t *base = s->img + g[i].offset, *p = base;
-		const uint8_t *end = base + g[i].filesz;
-
-		while (end - p >= 3 && (p = memchr(p, 0x0f, (size_t)(end - p - 2)))) {
-			int kind = -1;
-
-			if (p[1] == 0x01 && p[2] == 0xef)
-				kind = XOM_G_WRPKRU;
-			else if (p[1] == 0xae && (p[2] >> 6) != 3 && ((p[2] >> 3) & 7) == 5)
-				kind = XOM_G_XRSTOR;
-			if (kind >= 0) {
-				struct xom_gadget *x = vec_push(&v);
-				uint64_t off = g[i].offset + (uint64_t)(p - base);
-				if (!x) {
-					vec_free(&v);
-					return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
-				}
-				*x = (struct xom_gadget){
-					.addr = g[i].vaddr + (uint64_t)(p - base),
-					.kind = (uint8_t)kind,
-					.aligned = gadget_aligned(s, &g[i], off),
-				};
-			}
-			p++;
-		}
-	}
-	m->gadgets = v.p;
-	m->ngadgets = v.n;
-	return 0;
-}
-
-static int cmp_sym(const void *a, const void *b)
-{
-	const struct xom_sym *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-int map_build(struct scan *s, struct xom_map *m)
+int classify_map(struct scan *s, struct xom_map *m)
 {
 	int rc;
 
-	m->e_type = s->e_type;
-	m->build_id_len = s->build_id_len;
-	memcpy(m->build_id, s->build_id, sizeof m->build_id);
 	m->whole = s->textrel ? XOM_R_TEXTREL
 	         : s->writable_exec ? XOM_R_WRITABLE : XOM_R_NONE;
-	m->code_bytes = s->code_bytes;
-
-	if ((rc = build_data(s, m)) || (rc = build_pages(s, m)) ||
-	    (rc = build_readable(s, m)) || (rc = build_gadgets(s, m)))
+	if ((rc = mark_noncode(s)) || (rc = build_data(s, m)) ||
+	    (rc = build_pages(s, m)) || (rc = build_readable(s, m)))
 		return rc;
-
-	m->nsegs = s->segs.n;
-	m->segs = s->segs.p;
-	s->segs.p = NULL;
-	sort_items(s->syms.p, s->syms.n, sizeof(struct xom_sym), cmp_sym);
-	m->nsyms = s->syms.n;
-	m->syms = s->syms.p;
-	m->names = s->names.p;
-	s->syms.p = s->names.p = NULL;
 	return 0;
-}
-
-static void scan_free(struct scan *s)
-{
-	vec_free(&s->segs);
-	vec_free(&s->loads);
-	vec_free(&s->secs);
-	vec_free(&s->spans);
-	vec_free(&s->entries);
-	vec_free(&s->funcs);
-	vec_free(&s->refs);
-	vec_free(&s->calls);
-	vec_free(&s->syms);
-	vec_free(&s->names);
-	free(s->starts);
-}
-
-XOM_API int xom_scan_mem(const void *buf, size_t len, struct xom_map **out,
-                         char *err, size_t errlen)
-{
-	struct scan s = {
-		.img = buf, .len = len, .err = err, .errlen = errlen,
-		.segs = { .size = sizeof(struct xom_segment) },
-		.loads = { .size = sizeof(struct xom_segment) },
-		.secs = { .size = sizeof(struct section) },
-		.spans = { .size = sizeof(struct span) },
-		.entries = { .size = sizeof(uint64_t) },
-		.funcs = { .size = sizeof(struct xom_range) },
-		.refs = { .size = sizeof(struct ref) },
-		.calls = { .size = sizeof(uint64_t) },
-		.syms = { .size = sizeof(struct xom_sym) },
-		.names = { .size = 1 },
-	};
-	struct xom_map *m;
-	int rc;
-
-	*out = NULL;
-	if (err && errlen)
-		err[0] = 0;
-	m = calloc(1, sizeof *m);
-	if (!m)
-		return scan_fail(&s, XOM_SCAN_ENOMEM, "out of memory");
-	if ((rc = elf_load(&s)) || (rc = ehframe_parse(&s)))
-		goto out;
-	vec_sort_u64(&s.entries);
-	scan_prepare_funcs(&s);
-	if ((rc = disasm_code(&s)))
-		goto out;
-	vec_sort_u64(&s.calls);
-	rc = map_build(&s, m);
-out:
-	scan_free(&s);
-	if (rc) {
-		xom_map_free(m);
-		return rc;
-	}
-	*out = m;
-	return 0;
-}
-
-XOM_API int xom_scan_file(const char *path, struct xom_map **out,
-                          char *err, size_t errlen)
-{
-	struct scan s = { .err = err, .errlen = errlen };
-	struct stat st;
-	void *img;
-	int fd, rc;
-
-	*out = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return scan_fail(&s, XOM_SCAN_EIO, "cannot read: %s", strerror(errno));
-	if (fstat(fd, &st) != 0) {
-		rc = scan_fail(&s, XOM_SCAN_EIO, "cannot read: %s", strerror(errno));
-		close(fd);
-		return rc;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return scan_fail(&s, XOM_SCAN_EUNSUPPORTED, "unsupported: not a regular file");
-	}
-	if (st.st_size == 0) {
-		close(fd);
-		return scan_fail(&s, XOM_SCAN_EUNSUPPORTED, "unsupported: not an ELF file (empty)");
-	}
-	img = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (img == MAP_FAILED)
-		return scan_fail(&s, XOM_SCAN_EIO, "cannot read: %s", strerror(errno));
-	rc = xom_scan_mem(img, (size_t)st.st_size, out, err, errlen);
-	munmap(img, (size_t)st.st_size);
-	return rc;
-}
-
-XOM_API void xom_map_free(struct xom_map *m)
-{
-	if (!m)
-		return;
-	free(m->segs);
-	free(m->page_addr);
-	free(m->page_kind);
-	free(m->readable);
-	free(m->data);
-	free(m->gadgets);
-	free(m->syms);
-	free(m->names);
-	free(m);
-}
-
-XOM_API const char *xom_reason_name(enum xom_reason r)
-{
-	static const char *const names[XOM_R_COUNT] = {
-		[XOM_R_NONE] = "none",         [XOM_R_HEADER] = "header",
-		[XOM_R_SECTION] = "section",   [XOM_R_OUTSIDE] = "outside",
-		[XOM_R_RIP_LOAD] = "rip-load", [XOM_R_TABLE] = "table",
-		[XOM_R_ABSOLUTE] = "absolute", [XOM_R_TEXTREL] = "textrel",
-		[XOM_R_WRITABLE] = "writable", [XOM_R_NOSECTIONS] = "no-sections",
-	};
-
-	return (unsigned)r < XOM_R_COUNT ? names[r] : "unknown";
-}
-
-XOM_API const char *xom_map_symbol(const struct xom_map *m, uint64_t addr,
-                                   uint64_t *off)
-{
-	size_t lo = count_le(m->syms, m->nsyms, sizeof *m->syms, addr);
-
-	if (!lo)
-		return NULL;
-	if (off)
-		*off = addr - m->syms[lo - 1].addr;
-	return m->names + m->syms[lo - 1].name;
 }
