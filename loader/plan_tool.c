@@ -63,7 +63,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "xom: %s: %s\n", argv[1], err);
 		return 1;
 	}
-	size_t nruns = m->whole ? 0 : count_runs(m, NULL);
+	size_t nruns = m->whole_reason ? 0 : count_runs(m, NULL);
 	size_t nnames = names_size(m);
 	size_t total = sizeof(struct xom_plan_head)
 	               + m->nsegs * sizeof(struct xom_plan_seg)
@@ -88,8 +88,8 @@ int main(int argc, char **argv)
 	h->nsyms = (uint32_t)m->nsyms;
 	h->names_len = (uint32_t)nnames;
 	h->exec_pages = (uint32_t)m->exec_pages;
-	h->xom_pages = (uint32_t)(m->whole ? 0 : m->xom_pages);
-	h->whole = m->whole;
+	h->xom_pages = (uint32_t)(m->whole_reason ? 0 : m->xom_pages);
+	h->whole = m->whole_reason;
 	h->e_type = m->e_type;
 	h->build_id_len = m->build_id_len;
 	memcpy(h->build_id, m->build_id, sizeof(h->build_id));

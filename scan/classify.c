@@ -280,10 +280,10 @@ static int build_data(struct scan *s, struct xom_map *m)
 	 * nothing tells .rodata from .text in a segment that also holds the
 	 * headers, so all of such a segment stays readable. */
 	for (size_t i = 0; i < s->segs.n; i++)
-		if (m->whole)
+		if (m->whole_reason)
 			m->data[n++] = (struct xom_data){
 				.start = g[i].vaddr, .end = g[i].vaddr + g[i].memsz,
-				.reason = m->whole };
+				.reason = m->whole_reason };
 		else if (!s->secs.n && g[i].offset == 0)
 			m->data[n++] = (struct xom_data){
 				.start = g[i].vaddr, .end = g[i].vaddr + g[i].memsz,
@@ -333,7 +333,7 @@ static int build_pages(struct scan *s, struct xom_map *m)
 				m->page_kind[p] = XOM_PG_HEADER;
 	}
 	for (size_t p = 0; p < n; p++) {
-		if (m->whole)
+		if (m->whole_reason)
 			m->page_kind[p] = XOM_PG_WHOLE;
 		m->xom_pages += m->page_kind[p] == XOM_PG_XOM;
 	}
@@ -365,7 +365,7 @@ int classify_map(struct scan *s, struct xom_map *m)
 {
 	int rc;
 
-	m->whole = s->textrel ? XOM_R_TEXTREL
+	m->whole_reason = s->textrel ? XOM_R_TEXTREL
 	         : s->writable_exec ? XOM_R_WRITABLE : XOM_R_NONE;
 	if ((rc = mark_noncode(s)) || (rc = build_data(s, m)) ||
 	    (rc = build_pages(s, m)) || (rc = build_readable(s, m)))

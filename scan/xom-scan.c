@@ -57,8 +57,8 @@ static void print_text(const char *file, const struct xom_map *m)
 	printf("%s: %zu exec pages, %zu execute-only (%.1f%%), %zu readable\n",
 	       file, m->exec_pages, m->xom_pages, coverage(m),
 	       m->exec_pages - m->xom_pages);
-	if (m->whole)
-		printf("  whole file readable: %s\n", xom_reason_name(m->whole));
+	if (m->whole_reason)
+		printf("  whole file readable: %s\n", xom_reason_name(m->whole_reason));
 	for (size_t i = 0; i < m->nreadable; i++)
 		printf("  readable %#" PRIx64 "-%#" PRIx64 " (%" PRIu64 " pages)\n",
 		       m->readable[i].start, m->readable[i].end,
