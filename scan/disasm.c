@@ -44,9 +44,9 @@ static bool is_branch(const cs_detail *d)
 }
 
 /* Instructions whose memory operand names an address without reading it. */
-static bool reads_nothing(unsigned id)
+static bool reads_nothing(unsigned insn)
 {
-	switch (id) {
+	switch (insn) {
 	case X86_INS_NOP:
 	case X86_INS_PREFETCH: case X86_INS_PREFETCHW:
 	case X86_INS_PREFETCHNTA: case X86_INS_PREFETCHT0:

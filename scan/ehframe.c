@@ -101,7 +101,7 @@ static bool parse_cie(const struct cur *sec, uint64_t off, uint8_t *fde_enc,
                       bool *signal)
 {
 	struct cur c = *sec;
-	uint32_t len32, id;
+	uint32_t len32, cie_id;
 	uint64_t len, aug_len, skip;
 	int64_t sskip;
 	uint8_t version, b;
@@ -117,7 +117,7 @@ static bool parse_cie(const struct cur *sec, uint64_t off, uint8_t *fde_enc,
 	if (len > c.end - c.pos)
 		return false;
 	c.end = c.pos + len;
-	if (!get(&c, &id, 4) || id != 0 || !get(&c, &version, 1))
+	if (!get(&c, &cie_id, 4) || cie_id != 0 || !get(&c, &version, 1))
 		return false;
 	do {
 		if (!get(&c, &b, 1) || n == sizeof aug)
@@ -167,7 +167,7 @@ static int walk(struct scan *s, struct cur *sec)
 
 	while (sec->end - sec->pos >= 4) {
 		uint64_t len, body, next;
-		uint32_t len32, id = 0;
+		uint32_t len32, cie_ptr = 0;   /* 0 in a CIE */
 
 		get(sec, &len32, 4);
 		if (len32 == 0)
@@ -179,12 +179,12 @@ static int walk(struct scan *s, struct cur *sec)
 		if (len > sec->end - body || len < 4)
 			goto bad;
 		next = body + len;
-		get(sec, &id, 4);
-		if (id != 0) {
-			uint64_t cie = body - id, pc, range;
+		get(sec, &cie_ptr, 4);
+		if (cie_ptr != 0) {
+			uint64_t cie = body - cie_ptr, pc, range;
 			struct cur f = *sec;
 
-			if (id > body || body - id < sec->lo)
+			if (cie_ptr > body || body - cie_ptr < sec->lo)
 				goto bad;
 			if (cie != last_cie) {
 				if (!parse_cie(sec, cie, &enc, &signal))

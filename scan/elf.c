@@ -453,16 +453,16 @@ static int check_shdr_table(struct scan *s, const GElf_Ehdr *eh)
 
 int elf_load(struct scan *s)
 {
-	const unsigned char *id = s->img;
+	const unsigned char *ident = s->img;
 	GElf_Ehdr eh;
 	Elf *e;
 	int rc;
 
-	if (s->len < EI_NIDENT || memcmp(id, ELFMAG, SELFMAG) != 0)
+	if (s->len < EI_NIDENT || memcmp(ident, ELFMAG, SELFMAG) != 0)
 		return scan_fail(s, XOM_SCAN_EUNSUPPORTED, "unsupported: not an ELF file");
-	if (id[EI_CLASS] != ELFCLASS64)
+	if (ident[EI_CLASS] != ELFCLASS64)
 		return scan_fail(s, XOM_SCAN_EUNSUPPORTED, "unsupported: not a 64-bit ELF file");
-	if (id[EI_DATA] != ELFDATA2LSB)
+	if (ident[EI_DATA] != ELFDATA2LSB)
 		return scan_fail(s, XOM_SCAN_EUNSUPPORTED, "unsupported: not little-endian");
 	if (s->len < sizeof(Elf64_Ehdr))
 		return scan_fail(s, XOM_SCAN_EMALFORMED, "malformed: truncated ELF header");
