@@ -1,5 +1,5 @@
 /*
- * scan.c - the scanner's pipeline and its public functions.
+ * scan.c - the scanner's pipeline and its exported functions.
  *
  * xom_scan_mem() runs the stages in order on one struct scan, each through
  * the entry point that scan.h declares:
@@ -71,7 +71,7 @@ static void scan_free(struct scan *s)
 	free(s->starts);
 }
 
-XOM_API int xom_scan_mem(const void *buf, size_t len, struct xom_map **out,
+EXPORT int xom_scan_mem(const void *buf, size_t len, struct xom_map **out,
                          char *err, size_t errlen)
 {
 	struct scan s = {
@@ -115,7 +115,7 @@ out:
 	return 0;
 }
 
-XOM_API int xom_scan_file(const char *path, struct xom_map **out,
+EXPORT int xom_scan_file(const char *path, struct xom_map **out,
                           char *err, size_t errlen)
 {
 	struct scan s = { .err = err, .errlen = errlen };
@@ -149,7 +149,7 @@ XOM_API int xom_scan_file(const char *path, struct xom_map **out,
 	return rc;
 }
 
-XOM_API void xom_map_free(struct xom_map *m)
+EXPORT void xom_map_free(struct xom_map *m)
 {
 	if (!m)
 		return;
@@ -164,7 +164,7 @@ XOM_API void xom_map_free(struct xom_map *m)
 	free(m);
 }
 
-XOM_API const char *xom_reason_name(enum xom_reason r)
+EXPORT const char *xom_reason_name(enum xom_reason r)
 {
 	static const char *const names[XOM_R_COUNT] = {
 		[XOM_R_NONE] = "none",         [XOM_R_HEADER] = "header",
@@ -177,7 +177,7 @@ XOM_API const char *xom_reason_name(enum xom_reason r)
 	return (unsigned)r < XOM_R_COUNT ? names[r] : "unknown";
 }
 
-XOM_API const char *xom_map_symbol(const struct xom_map *m, uint64_t addr,
+EXPORT const char *xom_map_symbol(const struct xom_map *m, uint64_t addr,
                                    uint64_t *off)
 {
 	size_t lo = count_le(m->syms, m->nsyms, sizeof *m->syms, addr);

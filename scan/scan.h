@@ -25,7 +25,12 @@
 
 #include "xom_scan.h"
 
-#define XOM_API __attribute__((visibility("default")))
+/*
+ * The functions that xom_scan.h declares are the library's exports, and
+ * nothing else is: EXPORT makes each visible past -fvisibility=hidden, and
+ * the version script exports.map names the same functions for the linker.
+ */
+#define EXPORT __attribute__((visibility("default")))
 
 /* A growable array of fixed-size items (no per-item allocation). */
 struct vec {
