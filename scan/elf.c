@@ -67,6 +67,24 @@ static void read_build_id(struct scan *s, uint64_t off, uint64_t size)
 	}
 }
 
+/* Sets textrel when the PT_DYNAMIC segment asks for text relocations. */
+static void read_textrel(struct scan *s, uint64_t off, uint64_t size)
+{
+	const uint8_t *d = s->img + off;        /* checked by the caller */
+
+	for (uint64_t k = 0; k + 16 <= size; k += 16) {
+		int64_t tag;
+		uint64_t val;
+
+		memcpy(&tag, d + k, 8);
+		memcpy(&val, d + k + 8, 8);
+		if (tag == DT_NULL)
+			break;
+		if (tag == DT_TEXTREL || (tag == DT_FLAGS && (val & DF_TEXTREL)))
+			s->textrel = true;
+	}
+}
+
 static int load_phdrs(struct scan *s, Elf *e)
 {
 	size_t n, i;
@@ -96,21 +114,7 @@ static int load_phdrs(struct scan *s, Elf *e)
 			continue;
 		}
 		if (ph.p_type == PT_DYNAMIC) {
-			const uint8_t *d = s->img + ph.p_offset;
-			uint64_t k;
-
-			for (k = 0; k + 16 <= ph.p_filesz; k += 16) {
-				int64_t tag;
-				uint64_t val;
-
-				memcpy(&tag, d + k, 8);
-				memcpy(&val, d + k + 8, 8);
-				if (tag == DT_NULL)
-					break;
-				if (tag == DT_TEXTREL ||
-				    (tag == DT_FLAGS && (val & DF_TEXTREL)))
-					s->textrel = true;
-			}
+			read_textrel(s, ph.p_offset, ph.p_filesz);
 			continue;
 		}
 		if (__builtin_add_overflow(ph.p_vaddr, ph.p_memsz, &end))
