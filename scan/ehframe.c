@@ -31,36 +31,42 @@ static bool get(struct cur *c, void *dst, uint64_t n)
 	return true;
 }
 
-static bool get_uleb(struct cur *c, uint64_t *v)
+/* Reads the 7-bit groups of a LEB128 number; *shift ends past the last
+ * group and *last is its byte, which get_sleb() needs for the sign. */
+static bool get_leb(struct cur *c, uint64_t *v, unsigned *shift, uint8_t *last)
 {
-	unsigned shift = 0;
 	uint8_t b;
 
 	*v = 0;
+	*shift = 0;
 	do {
 		if (!get(c, &b, 1))
 			return false;
-		if (shift < 64)
-			*v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
+		if (*shift < 64)
+			*v |= (uint64_t)(b & 0x7f) << *shift;
+		*shift += 7;
 	} while (b & 0x80);
+	*last = b;
 	return true;
+}
+
+static bool get_uleb(struct cur *c, uint64_t *v)
+{
+	unsigned shift;
+	uint8_t last;
+
+	return get_leb(c, v, &shift, &last);
 }
 
 static bool get_sleb(struct cur *c, int64_t *v)
 {
-	unsigned shift = 0;
-	uint64_t r = 0;
-	uint8_t b;
+	unsigned shift;
+	uint64_t r;
+	uint8_t last;
 
-	do {
-		if (!get(c, &b, 1))
-			return false;
-		if (shift < 64)
-			r |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	if (shift < 64 && (b & 0x40))
+	if (!get_leb(c, &r, &shift, &last))
+		return false;
+	if (shift < 64 && (last & 0x40))
 		r |= ~0ull << shift;
 	*v = (int64_t)r;
 	return true;
