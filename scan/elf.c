@@ -32,13 +32,6 @@ static int add_ref(struct scan *s, uint64_t target, uint32_t size,
 	return scan_push_ref(s, target, size, reason, false, 0);
 }
 
-static int cmp_seg(const void *a, const void *b)
-{
-	const struct xom_segment *x = a, *y = b;
-
-	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
-}
-
 /* Reads NT_GNU_BUILD_ID from one PT_NOTE segment, if it holds one. */
 static void read_build_id(struct scan *s, uint64_t off, uint64_t size)
 {
@@ -141,7 +134,7 @@ static int load_phdrs(struct scan *s, Elf *e)
 			return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
 		*slot = seg;
 	}
-	sort_items(s->segs.p, s->segs.n, sizeof(struct xom_segment), cmp_seg);
+	sort_by_key(s->segs.p, s->segs.n, sizeof(struct xom_segment));
 	const struct xom_segment *g = s->segs.p;
 	for (i = 1; i < s->segs.n; i++)
 		if (g[i].vaddr < g[i - 1].vaddr + g[i - 1].memsz)
@@ -149,13 +142,6 @@ static int load_phdrs(struct scan *s, Elf *e)
 			                 "malformed: overlapping executable segments at %#llx",
 			                 (unsigned long long)g[i].vaddr);
 	return 0;
-}
-
-static int cmp_span(const void *a, const void *b)
-{
-	const struct span *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
 }
 
 static int load_sections(struct scan *s, Elf *e)
@@ -204,7 +190,7 @@ static int load_sections(struct scan *s, Elf *e)
 			                     (sh.sh_flags & SHF_EXECINSTR) != 0 };
 		}
 	}
-	sort_items(s->spans.p, s->spans.n, sizeof(struct span), cmp_span);
+	sort_by_key(s->spans.p, s->spans.n, sizeof(struct span));
 	return 0;
 }
 

@@ -24,13 +24,6 @@
 
 #include "scan.h"
 
-static int cmp_sym(const void *a, const void *b)
-{
-	const struct xom_sym *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
 /* The code entries and function extents that disasm.c and classify.c
  * search, sorted once both elf.c and ehframe.c have added theirs. */
 static void index_code(struct scan *s)
@@ -49,7 +42,7 @@ static void hand_over(struct scan *s, struct xom_map *m)
 	m->nsegs = s->segs.n;
 	m->segs = s->segs.p;
 	s->segs.p = NULL;
-	sort_items(s->syms.p, s->syms.n, sizeof(struct xom_sym), cmp_sym);
+	sort_by_key(s->syms.p, s->syms.n, sizeof(struct xom_sym));
 	m->nsyms = s->syms.n;
 	m->syms = s->syms.p;
 	m->names = s->names.p;

@@ -121,8 +121,10 @@ int scan_push_ref(struct scan *s, uint64_t target, uint32_t size,
 
 /*
  * For arrays sorted by a uint64_t key at the start of each item (entries,
- * function ranges, spans, symbols, pages): how many items have a key <= x.
+ * segments, function ranges, spans, symbols, pages): sort_by_key() sorts
+ * them, and count_le() says how many items have a key <= x.
  */
+void sort_by_key(void *base, size_t n, size_t size);
 size_t count_le(const void *base, size_t n, size_t stride, uint64_t x);
 bool sorted_has_u64(const uint64_t *a, size_t n, uint64_t x);
 

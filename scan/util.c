@@ -59,13 +59,6 @@ void vec_free(struct vec *v)
 	v->n = v->cap = 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 void vec_sort_u64(struct vec *v)
 {
 	uint64_t *a = v->p;
@@ -73,7 +66,7 @@ void vec_sort_u64(struct vec *v)
 
 	if (!v->n)
 		return;
-	sort_items(a, v->n, sizeof *a, cmp_u64);
+	sort_by_key(a, v->n, sizeof *a);
 	for (i = 0; i < v->n; i++)
 		if (!n || a[n - 1] != a[i])
 			a[n++] = a[i];
@@ -120,7 +113,28 @@ int scan_push_ref(struct scan *s, uint64_t target, uint32_t size,
 	return 0;
 }
 
-/* ---- binary search ------------------------------------------------------ */
+/* ---- arrays sorted by a key ---------------------------------------------- */
+
+/* The arrays that sort_by_key() and count_le() serve start each item with
+ * its key. */
+_Static_assert(offsetof(struct xom_segment, vaddr) == 0, "segment key");
+_Static_assert(offsetof(struct span, start) == 0, "span key");
+_Static_assert(offsetof(struct xom_range, start) == 0, "range key");
+_Static_assert(offsetof(struct xom_sym, addr) == 0, "symbol key");
+
+static int cmp_key(const void *a, const void *b)
+{
+	uint64_t x, y;
+
+	memcpy(&x, a, sizeof x);
+	memcpy(&y, b, sizeof y);
+	return x < y ? -1 : x > y;
+}
+
+void sort_by_key(void *base, size_t n, size_t size)
+{
+	sort_items(base, n, size, cmp_key);
+}
 
 size_t count_le(const void *base, size_t n, size_t stride, uint64_t x)
 {
@@ -149,13 +163,6 @@ bool sorted_has_u64(const uint64_t *a, size_t n, uint64_t x)
 
 /* ---- the function-extent index ------------------------------------------ */
 
-static int cmp_range(const void *a, const void *b)
-{
-	const struct xom_range *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
 /*
  * funcs is sorted by start and its ends are turned into running maxima, so
  * that one search answers scan_inside_function() even where extents nest
@@ -167,7 +174,7 @@ void scan_prepare_funcs(struct scan *s)
 
 	if (!s->funcs.n)
 		return;
-	sort_items(f, s->funcs.n, sizeof *f, cmp_range);
+	sort_by_key(f, s->funcs.n, sizeof *f);
 	for (size_t i = 1; i < s->funcs.n; i++)
 		if (f[i].end < f[i - 1].end)
 			f[i].end = f[i - 1].end;
