@@ -366,7 +366,7 @@ int classify_map(struct scan *s, struct xom_map *m)
 	int rc;
 
 	m->whole_reason = s->textrel ? XOM_R_TEXTREL
-	         : s->writable_exec ? XOM_R_WRITABLE : XOM_R_NONE;
+	                : s->writable_exec ? XOM_R_WRITABLE : XOM_R_NONE;
 	if ((rc = mark_noncode(s)) || (rc = build_data(s, m)) ||
 	    (rc = build_pages(s, m)) || (rc = build_readable(s, m)))
 		return rc;

@@ -14,6 +14,11 @@
  * decode as code, as entries (kept sorted) and call targets; the
  * instruction-start bitmap; code_bytes.
  * Calls: util.c and Capstone; nothing that decides what is data.
+ *
+ * The file runs a little past 500 lines.  The sweep, the lea tracker and the
+ * check for relocated pointers to code share one Capstone handle, its one
+ * cs_insn and the helpers that read it (is_branch, the register families);
+ * split, those helpers would need a header of their own for one stage.
  */
 #include <capstone/capstone.h>
 #include <elf.h>

@@ -8,7 +8,8 @@
  *   ehframe_parse  function starts and extents from .eh_frame;
  *   disasm_code    decodes the code; references, call targets, the
  *                  instruction-start bitmap;
- *   classify_map   data ranges, pages and readable runs;
+ *   classify_map   marks non-code bytes as data; data ranges, pages and
+ *                  readable runs;
  *   gadgets_find   WRPKRU/XRSTOR byte sequences.
  * Between the stages it sorts what the next one searches, and at the end
  * it hands what the map keeps over from struct scan to struct xom_map.
@@ -94,7 +95,7 @@ EXPORT int xom_scan_mem(const void *buf, size_t len, struct xom_map **out,
 	index_code(&s);
 	if ((rc = disasm_code(&s)))
 		goto out;
-	vec_sort_u64(&s.calls);
+	vec_sort_u64(&s.calls);         /* classify.c searches them */
 	if ((rc = classify_map(&s, m)) || (rc = gadgets_find(&s, m)))
 		goto out;
 	hand_over(&s, m);
