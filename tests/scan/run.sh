@@ -224,22 +224,26 @@ t_exit() {
 	fi
 }
 
+# multi_case WANT WHAT DESC FILE...: two of the files are good and mapped,
+# one error line says WHAT of the third, and the exit status is WANT.
+multi_case() {
+	local want=$1 what=$2 desc=$3
+	shift 3
+	scan multi --json "$@"
+	if [ "$rc" = "$want" ] && [ "$(wc -l <"$out")" = 2 ] &&
+	   [ "$(wc -l <"$err")" = 1 ] && grep -q "$what" "$err"; then
+		pass "multi: $desc gives 2 maps, 1 error, exit $want"
+	else
+		fail "multi: $desc" "exit $rc, $(wc -l <"$out") maps, stderr: $(first_err)"
+	fi
+}
+
 # Several files: every good one is mapped, the bad one named.
 t_multi() {
-	scan multi --json "$W/tables.so" "$W/no-such-file" "$W/gadgets.so"
-	if [ "$rc" = 2 ] && [ "$(wc -l <"$out")" = 2 ] &&
-	   [ "$(wc -l <"$err")" = 1 ] && grep -q "no-such-file" "$err"; then
-		pass "multi: good, missing, good gives 2 maps, 1 error, exit 2"
-	else
-		fail "multi" "exit $rc, $(wc -l <"$out") maps, stderr: $(first_err)"
-	fi
-	scan multi --json "$W/tables.so" "$W/truncated.so" "$W/gadgets.so"
-	if [ "$rc" = 1 ] && [ "$(wc -l <"$out")" = 2 ] &&
-	   [ "$(wc -l <"$err")" = 1 ] && grep -q "truncated.so: malformed" "$err"; then
-		pass "multi: good, malformed, good gives 2 maps, 1 error, exit 1"
-	else
-		fail "multi" "exit $rc, $(wc -l <"$out") maps, stderr: $(first_err)"
-	fi
+	multi_case 2 "no-such-file: cannot read" "good, missing, good" \
+		"$W/tables.so" "$W/no-such-file" "$W/gadgets.so"
+	multi_case 1 "truncated.so: malformed" "good, malformed, good" \
+		"$W/tables.so" "$W/truncated.so" "$W/gadgets.so"
 	scan multi --json "$W/tables.so" "$W/gadgets.so"
 	expect_eq "multi" "two good files exit 0 with two lines" "$rc/$(wc -l <"$out")" "0/2"
 }
