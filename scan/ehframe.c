@@ -173,7 +173,7 @@ static int walk(struct scan *s, struct cur *sec)
 
 	while (sec->end - sec->pos >= 4) {
 		uint64_t len, body, next;
-		uint32_t len32, cie_ptr = 0;   /* 0 in a CIE */
+		uint32_t len32, cie_ptr = 0;   /* back to the FDE's CIE; 0 in a CIE */
 
 		get(sec, &len32, 4);
 		if (len32 == 0)

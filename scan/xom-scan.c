@@ -3,6 +3,7 @@
  * can make execute-only, which stay readable and why, and the WRPKRU/XRSTOR
  * byte sequences that could switch protection keys off.
  *
+ * It uses the scanner only through the exported functions of xom_scan.h.
  * Exit status: the codes of xom_exit.h, as the usage text below states them.
  */
 #include <inttypes.h>
