@@ -7,46 +7,27 @@
  * table inside .text can garble at most the bytes up to the next function,
  * and decoding starts afresh there.  One cs_insn is allocated for the whole
  * file (Capstone's intended loop; no per-instruction allocation).
+ *
+ * Reads: the image, segs, secs and e_type (elf.c); entries and funcs,
+ * sorted; refs (elf.c), for relocated pointers.
+ * Adds: refs from instructions; call targets; the relocated pointers that
+ * decode as code, as entries (kept sorted) and call targets; the
+ * instruction-start bitmap; code_bytes.
+ * Calls: util.c and Capstone; nothing that decides what is data.
+ *
+ * The file runs a little past 500 lines.  The sweep, the lea tracker and the
+ * check for relocated pointers to code share one Capstone handle, its one
+ * cs_insn and the helpers that read it (is_branch, the register families);
+ * split, those helpers would need a header of their own for one stage.
  */
 #include <capstone/capstone.h>
 #include <elf.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "scan_int.h"
+#include "scan.h"
 
 struct region { uint64_t addr, size, offset; };
-
-/* Where vaddr's bit lives in s->starts: exec file bytes, segment by segment. */
-static bool start_index(const struct scan *s, uint64_t vaddr, uint64_t *idx)
-{
-	const struct xom_segment *g = s->segs.p;
-	uint64_t base = 0;
-
-	for (size_t i = 0; i < s->segs.n; i++) {
-		if (vaddr >= g[i].vaddr && vaddr - g[i].vaddr < g[i].filesz) {
-			*idx = base + (vaddr - g[i].vaddr);
-			return true;
-		}
-		base += g[i].filesz;
-	}
-	return false;
-}
-
-static void mark_start(struct scan *s, uint64_t vaddr)
-{
-	uint64_t i;
-
-	if (start_index(s, vaddr, &i))
-		s->starts[i >> 3] |= (uint8_t)(1u << (i & 7));
-}
-
-bool scan_is_start(const struct scan *s, uint64_t vaddr)
-{
-	uint64_t i;
-
-	return start_index(s, vaddr, &i) && (s->starts[i >> 3] >> (i & 7)) & 1;
-}
 
 static int push_ref(struct scan *s, uint64_t target, uint64_t at,
                     uint32_t size, enum xom_reason reason)
@@ -68,9 +49,9 @@ static bool is_branch(const cs_detail *d)
 }
 
 /* Instructions whose memory operand names an address without reading it. */
-static bool reads_nothing(unsigned id)
+static bool reads_nothing(unsigned insn)
 {
-	switch (id) {
+	switch (insn) {
 	case X86_INS_NOP:
 	case X86_INS_PREFETCH: case X86_INS_PREFETCHW:
 	case X86_INS_PREFETCHNTA: case X86_INS_PREFETCHT0:
@@ -142,33 +123,40 @@ static bool is_reg64(unsigned reg)
  */
 #define TRACK_WINDOW 24
 
-static void track_start(struct scan *s, const cs_insn *in, uint64_t target)
+struct track {
+	bool live;
+	uint32_t regs;          /* one bit per general-purpose register */
+	uint64_t target;        /* what the lea loaded */
+	unsigned left;          /* instructions still to follow */
+};
+
+static void track_start(struct track *tk, const cs_insn *in, uint64_t target)
 {
 	const cs_x86 *x = &in->detail->x86;
 
-	s->track.live = x->op_count == 2 && x->operands[0].type == X86_OP_REG &&
+	tk->live = x->op_count == 2 && x->operands[0].type == X86_OP_REG &&
 	                is_reg64(x->operands[0].reg);
-	s->track.regs = s->track.live ? reg_bit(x->operands[0].reg) : 0;
-	s->track.target = target;
-	s->track.left = TRACK_WINDOW;
+	tk->regs = tk->live ? reg_bit(x->operands[0].reg) : 0;
+	tk->target = target;
+	tk->left = TRACK_WINDOW;
 }
 
-static int track_insn(struct scan *s, const cs_insn *in)
+static int track_insn(struct scan *s, struct track *tk, const cs_insn *in)
 {
 	const cs_detail *d = in->detail;
 	const cs_x86 *x = &d->x86;
-	uint32_t set = s->track.regs, written = 0;
+	uint32_t set = tk->regs, written = 0;
 
-	if (!s->track.live)
+	if (!tk->live)
 		return 0;
 	if (in->id == X86_INS_LEA && x->op_count == 2 &&
 	    x->operands[0].type == X86_OP_REG && is_reg64(x->operands[0].reg)) {
 		const cs_x86_op *m = &x->operands[1];
 		/* lea (%r9,%rcx), %rcx computes, it does not read. */
 		if ((reg_bit(m->mem.base) | reg_bit(m->mem.index)) & set)
-			s->track.regs |= reg_bit(x->operands[0].reg);
+			tk->regs |= reg_bit(x->operands[0].reg);
 		else
-			s->track.regs &= ~reg_bit(x->operands[0].reg);
+			tk->regs &= ~reg_bit(x->operands[0].reg);
 		goto next;
 	}
 	for (uint8_t i = 0; i < x->op_count; i++) {
@@ -181,13 +169,13 @@ static int track_insn(struct scan *s, const cs_insn *in)
 		if ((in->id == X86_INS_JMP || in->id == X86_INS_CALL) &&
 		    x->op_count == 1 && x->operands[0].type == X86_OP_REG &&
 		    (reg_bit(x->operands[0].reg) & set))
-			return push_call(s, s->track.target);
+			return push_call(s, tk->target);
 		goto stop;
 	}
 	if ((in->id == X86_INS_ADD || in->id == X86_INS_MOV) && x->op_count == 2 &&
 	    x->operands[0].type == X86_OP_REG && x->operands[1].type == X86_OP_REG &&
 	    (reg_bit(x->operands[1].reg) & set) && is_reg64(x->operands[0].reg)) {
-		s->track.regs |= reg_bit(x->operands[0].reg);
+		tk->regs |= reg_bit(x->operands[0].reg);
 		goto next;
 	}
 	/* label + offset is still label-derived. */
@@ -200,18 +188,18 @@ static int track_insn(struct scan *s, const cs_insn *in)
 			written |= reg_bit(x->operands[i].reg);
 	for (uint8_t i = 0; i < d->regs_write_count; i++)
 		written |= reg_bit(d->regs_write[i]);
-	s->track.regs &= ~written;
-	if (!s->track.regs)
+	tk->regs &= ~written;
+	if (!tk->regs)
 		goto stop;
 next:
-	if (--s->track.left)
+	if (--tk->left)
 		return 0;
 stop:
-	s->track.live = false;
+	tk->live = false;
 	return 0;
 }
 
-static int note_insn(struct scan *s, const cs_insn *in)
+static int note_insn(struct scan *s, struct track *tk, const cs_insn *in)
 {
 	const cs_x86 *x = &in->detail->x86;
 	uint64_t next = in->address + in->size;
@@ -228,7 +216,7 @@ static int note_insn(struct scan *s, const cs_insn *in)
 			if (in->id == X86_INS_LEA) {
 				rc = push_ref(s, t, in->address, 0, XOM_R_TABLE);
 				if (!rc && exec_seg_at(s, t))
-					track_start(s, in, t);
+					track_start(tk, in, t);
 			}
 			else if (reads_nothing(in->id))
 				continue;
@@ -347,6 +335,7 @@ static int sweep(struct scan *s, csh h, cs_insn *in, const struct region *r)
 	size_t ne = s->entries.n;
 	uint64_t end = r->addr + r->size, addr = r->addr;
 	size_t lo = count_le(ent, ne, sizeof *ent, addr);   /* next entry */
+	struct track tk = { .live = false };
 	int rc;
 
 	while (addr < end) {
@@ -360,9 +349,9 @@ static int sweep(struct scan *s, csh h, cs_insn *in, const struct region *r)
 				uint64_t rip = 0;
 				size_t n = raw_length(code, left, pc, &rip);
 
-				s->track.live = false;
+				tk.live = false;
 				if (n) {
-					mark_start(s, pc);
+					scan_mark_start(s, pc);
 					/* The operand size is unknown: assume a
 					 * whole ZMM register. */
 					if (rip && (rc = push_ref(s, rip, pc, 64,
@@ -374,11 +363,11 @@ static int sweep(struct scan *s, csh h, cs_insn *in, const struct region *r)
 				code += n, left -= n, pc += n;
 				continue;
 			}
-			mark_start(s, in->address);
-			if ((rc = track_insn(s, in)) || (rc = note_insn(s, in)))
+			scan_mark_start(s, in->address);
+			if ((rc = track_insn(s, &tk, in)) || (rc = note_insn(s, &tk, in)))
 				return rc;
 		}
-		s->track.live = false;
+		tk.live = false;
 		s->code_bytes += stop - addr;
 		addr = stop;
 		while (lo < ne && ent[lo] <= addr)
@@ -514,22 +503,14 @@ static int collect_regions(struct scan *s, struct vec *out)
 
 int disasm_code(struct scan *s)
 {
-	const struct xom_segment *g = s->segs.p;
 	struct vec regions = { .size = sizeof(struct region) };
-	uint64_t total = 0;
 	cs_insn *in = NULL;
 	cs_err ce;
 	csh h = 0;
 	int rc;
 
-	for (size_t i = 0; i < s->segs.n; i++)
-		if (__builtin_add_overflow(total, g[i].filesz, &total) || total > s->len)
-			return scan_fail(s, XOM_SCAN_EMALFORMED,
-			                 "malformed: executable segments hold more bytes than the file");
-	s->starts = calloc(total / 8 + 1, 1);
-	if (!s->starts)
-		return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
-
+	if ((rc = scan_alloc_starts(s)))
+		return rc;
 	if ((ce = cs_open(CS_ARCH_X86, CS_MODE_64, &h)) != CS_ERR_OK)
 		return scan_fail(s, XOM_SCAN_EDISASM, "cannot start the disassembler: %s",
 		                 cs_strerror(ce));

@@ -6,11 +6,15 @@
  * [pc_begin, pc_begin + pc_range).  The format is the one the LSB describes
  * (CIE/FDE records, DW_EH_PE pointer encodings); only what is needed to
  * reach pc_begin and pc_range is decoded.
+ *
+ * Reads: the image, secs and segs (elf.c).
+ * Adds: code entries and function extents.
+ * Calls: util.c only.
  */
 #include <elf.h>
 #include <string.h>
 
-#include "scan_int.h"
+#include "scan.h"
 
 struct cur {
 	const uint8_t *img;
@@ -27,36 +31,42 @@ static bool get(struct cur *c, void *dst, uint64_t n)
 	return true;
 }
 
-static bool get_uleb(struct cur *c, uint64_t *v)
+/* Reads the 7-bit groups of a LEB128 number; *shift ends past the last
+ * group and *last is its byte, which get_sleb() needs for the sign. */
+static bool get_leb(struct cur *c, uint64_t *v, unsigned *shift, uint8_t *last)
 {
-	unsigned shift = 0;
 	uint8_t b;
 
 	*v = 0;
+	*shift = 0;
 	do {
 		if (!get(c, &b, 1))
 			return false;
-		if (shift < 64)
-			*v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
+		if (*shift < 64)
+			*v |= (uint64_t)(b & 0x7f) << *shift;
+		*shift += 7;
 	} while (b & 0x80);
+	*last = b;
 	return true;
+}
+
+static bool get_uleb(struct cur *c, uint64_t *v)
+{
+	unsigned shift;
+	uint8_t last;
+
+	return get_leb(c, v, &shift, &last);
 }
 
 static bool get_sleb(struct cur *c, int64_t *v)
 {
-	unsigned shift = 0;
-	uint64_t r = 0;
-	uint8_t b;
+	unsigned shift;
+	uint64_t r;
+	uint8_t last;
 
-	do {
-		if (!get(c, &b, 1))
-			return false;
-		if (shift < 64)
-			r |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	if (shift < 64 && (b & 0x40))
+	if (!get_leb(c, &r, &shift, &last))
+		return false;
+	if (shift < 64 && (last & 0x40))
 		r |= ~0ull << shift;
 	*v = (int64_t)r;
 	return true;
@@ -97,7 +107,7 @@ static bool parse_cie(const struct cur *sec, uint64_t off, uint8_t *fde_enc,
                       bool *signal)
 {
 	struct cur c = *sec;
-	uint32_t len32, id;
+	uint32_t len32, cie_id;
 	uint64_t len, aug_len, skip;
 	int64_t sskip;
 	uint8_t version, b;
@@ -113,7 +123,7 @@ static bool parse_cie(const struct cur *sec, uint64_t off, uint8_t *fde_enc,
 	if (len > c.end - c.pos)
 		return false;
 	c.end = c.pos + len;
-	if (!get(&c, &id, 4) || id != 0 || !get(&c, &version, 1))
+	if (!get(&c, &cie_id, 4) || cie_id != 0 || !get(&c, &version, 1))
 		return false;
 	do {
 		if (!get(&c, &b, 1) || n == sizeof aug)
@@ -163,7 +173,7 @@ static int walk(struct scan *s, struct cur *sec)
 
 	while (sec->end - sec->pos >= 4) {
 		uint64_t len, body, next;
-		uint32_t len32, id = 0;
+		uint32_t len32, cie_ptr = 0;   /* back to the FDE's CIE; 0 in a CIE */
 
 		get(sec, &len32, 4);
 		if (len32 == 0)
@@ -175,12 +185,12 @@ static int walk(struct scan *s, struct cur *sec)
 		if (len > sec->end - body || len < 4)
 			goto bad;
 		next = body + len;
-		get(sec, &id, 4);
-		if (id != 0) {
-			uint64_t cie = body - id, pc, range;
+		get(sec, &cie_ptr, 4);
+		if (cie_ptr != 0) {
+			uint64_t cie = body - cie_ptr, pc, range;
 			struct cur f = *sec;
 
-			if (id > body || body - id < sec->lo)
+			if (cie_ptr > body || body - cie_ptr < sec->lo)
 				goto bad;
 			if (cie != last_cie) {
 				if (!parse_cie(sec, cie, &enc, &signal))

@@ -6,118 +6,20 @@
  * libelf parses the header tables; every offset and size taken from them is
  * still checked here against the image with overflow-safe arithmetic before
  * a byte is read, because libelf checks tables, not what they point to.
+ *
+ * Reads: the image.
+ * Adds: e_type, textrel, writable_exec, the header offsets, the build-id;
+ * segs, loads, secs, spans, syms and names; code entries and function
+ * extents from symbols, relocations, init arrays, PLTs and e_entry; refs
+ * for the other relocated pointers into code.
+ * Calls: util.c and libelf.
  */
 #include <gelf.h>
 #include <libelf.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "scan_int.h"
-
-int scan_fail(struct scan *s, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (s->err && s->errlen) {
-		va_start(ap, fmt);
-		vsnprintf(s->err, s->errlen, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
-
-bool image_has(const struct scan *s, uint64_t off, uint64_t n)
-{
-	uint64_t end;
-
-	return !__builtin_add_overflow(off, n, &end) && end <= s->len;
-}
-
-void *vec_push(struct vec *v)
-{
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 64;
-		size_t bytes;
-		void *p;
-
-		if (__builtin_mul_overflow(cap, v->size, &bytes))
-			return NULL;
-		p = realloc(v->p, bytes);
-		if (!p)
-			return NULL;
-		v->p = p;
-		v->cap = cap;
-	}
-	return (char *)v->p + v->n++ * v->size;
-}
-
-void vec_free(struct vec *v)
-{
-	free(v->p);
-	v->p = NULL;
-	v->n = v->cap = 0;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-void vec_sort_u64(struct vec *v)
-{
-	uint64_t *a = v->p;
-	size_t i, n = 0;
-
-	if (!v->n)
-		return;
-	sort_items(a, v->n, sizeof *a, cmp_u64);
-	for (i = 0; i < v->n; i++)
-		if (!n || a[n - 1] != a[i])
-			a[n++] = a[i];
-	v->n = n;
-}
-
-const struct xom_segment *exec_seg_at(const struct scan *s, uint64_t vaddr)
-{
-	const struct xom_segment *g = s->segs.p;
-	size_t i;
-
-	/* Files have one to three executable segments: a scan beats a search. */
-	for (i = 0; i < s->segs.n; i++)
-		if (vaddr >= g[i].vaddr && vaddr - g[i].vaddr < g[i].memsz)
-			return &g[i];
-	return NULL;
-}
-
-int scan_push_addr(struct scan *s, struct vec *v, uint64_t addr)
-{
-	uint64_t *e;
-
-	if (!exec_seg_at(s, addr))
-		return 0;
-	if (!(e = vec_push(v)))
-		return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
-	*e = addr;
-	return 0;
-}
-
-int scan_push_ref(struct scan *s, uint64_t target, uint32_t size,
-                  enum xom_reason reason, bool has_ref, uint64_t at)
-{
-	struct ref *r;
-
-	if (!exec_seg_at(s, target))
-		return 0;
-	if (!(r = vec_push(&s->refs)))
-		return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
-	*r = (struct ref){ .target = target, .ref = at, .size = size,
-	                   .reason = reason, .has_ref = has_ref };
-	return 0;
-}
+#include "scan.h"
 
 static int add_entry(struct scan *s, uint64_t addr)
 {
@@ -128,24 +30,6 @@ static int add_ref(struct scan *s, uint64_t target, uint32_t size,
                    enum xom_reason reason)
 {
 	return scan_push_ref(s, target, size, reason, false, 0);
-}
-
-/* Marks [lo, hi) as data, a page at a time (a reference's size is 32-bit). */
-static int add_span(struct scan *s, uint64_t lo, uint64_t hi,
-                    enum xom_reason reason)
-{
-	int rc = 0;
-
-	for (uint64_t a = lo; a < hi && !rc; a += 4096)
-		rc = add_ref(s, a, (uint32_t)(hi - a < 4096 ? hi - a : 4096), reason);
-	return rc;
-}
-
-static int cmp_seg(const void *a, const void *b)
-{
-	const struct xom_segment *x = a, *y = b;
-
-	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
 }
 
 /* Reads NT_GNU_BUILD_ID from one PT_NOTE segment, if it holds one. */
@@ -173,6 +57,24 @@ static void read_build_id(struct scan *s, uint64_t off, uint64_t size)
 			return;
 		}
 		pos += 12 + name_pad + desc_pad;
+	}
+}
+
+/* Sets textrel when the PT_DYNAMIC segment asks for text relocations. */
+static void read_textrel(struct scan *s, uint64_t off, uint64_t size)
+{
+	const uint8_t *d = s->img + off;        /* checked by the caller */
+
+	for (uint64_t k = 0; k + 16 <= size; k += 16) {
+		int64_t tag;
+		uint64_t val;
+
+		memcpy(&tag, d + k, 8);
+		memcpy(&val, d + k + 8, 8);
+		if (tag == DT_NULL)
+			break;
+		if (tag == DT_TEXTREL || (tag == DT_FLAGS && (val & DF_TEXTREL)))
+			s->textrel = true;
 	}
 }
 
@@ -205,21 +107,7 @@ static int load_phdrs(struct scan *s, Elf *e)
 			continue;
 		}
 		if (ph.p_type == PT_DYNAMIC) {
-			const uint8_t *d = s->img + ph.p_offset;
-			uint64_t k;
-
-			for (k = 0; k + 16 <= ph.p_filesz; k += 16) {
-				int64_t tag;
-				uint64_t val;
-
-				memcpy(&tag, d + k, 8);
-				memcpy(&val, d + k + 8, 8);
-				if (tag == DT_NULL)
-					break;
-				if (tag == DT_TEXTREL ||
-				    (tag == DT_FLAGS && (val & DF_TEXTREL)))
-					s->textrel = true;
-			}
+			read_textrel(s, ph.p_offset, ph.p_filesz);
 			continue;
 		}
 		if (__builtin_add_overflow(ph.p_vaddr, ph.p_memsz, &end))
@@ -246,7 +134,7 @@ static int load_phdrs(struct scan *s, Elf *e)
 			return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
 		*slot = seg;
 	}
-	sort_items(s->segs.p, s->segs.n, sizeof(struct xom_segment), cmp_seg);
+	sort_by_key(s->segs.p, s->segs.n, sizeof(struct xom_segment));
 	const struct xom_segment *g = s->segs.p;
 	for (i = 1; i < s->segs.n; i++)
 		if (g[i].vaddr < g[i - 1].vaddr + g[i - 1].memsz)
@@ -254,13 +142,6 @@ static int load_phdrs(struct scan *s, Elf *e)
 			                 "malformed: overlapping executable segments at %#llx",
 			                 (unsigned long long)g[i].vaddr);
 	return 0;
-}
-
-static int cmp_span(const void *a, const void *b)
-{
-	const struct span *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
 }
 
 static int load_sections(struct scan *s, Elf *e)
@@ -309,7 +190,7 @@ static int load_sections(struct scan *s, Elf *e)
 			                     (sh.sh_flags & SHF_EXECINSTR) != 0 };
 		}
 	}
-	sort_items(s->spans.p, s->spans.n, sizeof(struct span), cmp_span);
+	sort_by_key(s->spans.p, s->spans.n, sizeof(struct span));
 	return 0;
 }
 
@@ -418,7 +299,7 @@ static bool in_array_section(const struct scan *s, uint64_t vaddr)
 /*
  * Relocations that store an address of the code: function pointers in
  * init arrays and ifunc resolvers are entries; the rest are references that
- * map.c classifies (a pointer into the middle of a function is a code label,
+ * classify.c resolves (a pointer into the middle of a function is a code label,
  * one outside every function is data).
  */
 static int load_relocs(struct scan *s)
@@ -499,96 +380,6 @@ static int load_plt(struct scan *s)
 	return 0;
 }
 
-static bool is_padding(const uint8_t *p, uint64_t n)
-{
-	for (uint64_t i = 0; i < n; i++)
-		if (p[i] != 0x00 && p[i] != 0x90 && p[i] != 0xcc)
-			return false;
-	return true;
-}
-
-/*
- * Bytes of an exec segment that no section claims are alignment padding
- * between sections, or something the section table does not describe
- * (a damaged or doctored table).  Only the second kind is data: padding
- * is zeros, nops or int3.
- */
-static int load_gaps(struct scan *s)
-{
-	const struct xom_segment *g = s->segs.p;
-	const struct span *v = s->spans.p;
-	size_t n = s->spans.n;
-	int rc = 0;
-
-	if (!s->secs.n)
-		return 0;
-	for (size_t i = 0; i < s->segs.n && !rc; i++) {
-		uint64_t at = g[i].vaddr, end = g[i].vaddr + g[i].filesz;
-
-		for (size_t k = 0; k <= n && at < end && !rc; k++) {
-			uint64_t lo = k < n && v[k].start < end ? v[k].start : end;
-			uint64_t hi = k < n ? v[k].end : end;
-
-			if (lo > at && !is_padding(s->img + g[i].offset + (at - g[i].vaddr),
-			                            lo - at))
-				rc = add_span(s, at, lo, XOM_R_OUTSIDE);
-			if (hi > at)
-				at = hi;
-		}
-	}
-	return rc;
-}
-
-/* Headers, non-code sections and other segments that share an exec page. */
-static int load_noncode(struct scan *s, const GElf_Ehdr *eh)
-{
-	const struct xom_segment *g = s->segs.p, *l = s->loads.p;
-	size_t i, k;
-	int rc;
-
-	for (i = 0; i < s->segs.n; i++) {
-		uint64_t hdr[2][2] = {
-			{ 0, eh->e_ehsize },
-			{ eh->e_phoff, (uint64_t)eh->e_phnum * eh->e_phentsize },
-		};
-		for (k = 0; k < 2; k++) {
-			uint64_t off = hdr[k][0], n = hdr[k][1], lo, hi;
-
-			if (!n || off >= g[i].offset + g[i].filesz ||
-			    off + n <= g[i].offset)
-				continue;
-			lo = off > g[i].offset ? off : g[i].offset;
-			hi = off + n < g[i].offset + g[i].filesz ? off + n
-			                                         : g[i].offset + g[i].filesz;
-			if ((rc = add_span(s, g[i].vaddr + (lo - g[i].offset),
-			                   g[i].vaddr + (hi - g[i].offset), XOM_R_HEADER)))
-				return rc;
-		}
-	}
-	for (i = 0; i < s->spans.n; i++) {
-		const struct span *sp = (const struct span *)s->spans.p + i;
-
-		if (!sp->exec && (rc = add_span(s, sp->start, sp->end, XOM_R_SECTION)))
-			return rc;
-	}
-	for (k = 0; k < s->loads.n; k++) {
-		if (l[k].flags & PF_X)
-			continue;
-		for (i = 0; i < s->segs.n; i++) {
-			uint64_t plo = g[i].vaddr & ~(uint64_t)4095;
-			uint64_t phi = (g[i].vaddr + g[i].memsz + 4095) & ~(uint64_t)4095;
-			uint64_t lo = l[k].vaddr > plo ? l[k].vaddr : plo;
-			uint64_t hi = l[k].vaddr + l[k].memsz < phi ? l[k].vaddr + l[k].memsz : phi;
-
-			/* Only bytes that land in this segment's own pages matter;
-			 * add_ref() keeps those inside the segment proper. */
-			if ((rc = add_span(s, lo, hi, XOM_R_OUTSIDE)))
-				return rc;
-		}
-	}
-	return 0;
-}
-
 /* Counts past 0xfeff live in the first section header (gABI). */
 static Elf64_Shdr first_shdr(const struct scan *s, const GElf_Ehdr *eh)
 {
@@ -652,16 +443,16 @@ static int check_shdr_table(struct scan *s, const GElf_Ehdr *eh)
 
 int elf_load(struct scan *s)
 {
-	const unsigned char *id = s->img;
+	const unsigned char *ident = s->img;
 	GElf_Ehdr eh;
 	Elf *e;
 	int rc;
 
-	if (s->len < EI_NIDENT || memcmp(id, ELFMAG, SELFMAG) != 0)
+	if (s->len < EI_NIDENT || memcmp(ident, ELFMAG, SELFMAG) != 0)
 		return scan_fail(s, XOM_SCAN_EUNSUPPORTED, "unsupported: not an ELF file");
-	if (id[EI_CLASS] != ELFCLASS64)
+	if (ident[EI_CLASS] != ELFCLASS64)
 		return scan_fail(s, XOM_SCAN_EUNSUPPORTED, "unsupported: not a 64-bit ELF file");
-	if (id[EI_DATA] != ELFDATA2LSB)
+	if (ident[EI_DATA] != ELFDATA2LSB)
 		return scan_fail(s, XOM_SCAN_EUNSUPPORTED, "unsupported: not little-endian");
 	if (s->len < sizeof(Elf64_Ehdr))
 		return scan_fail(s, XOM_SCAN_EMALFORMED, "malformed: truncated ELF header");
@@ -685,12 +476,15 @@ int elf_load(struct scan *s)
 		goto out;
 	}
 	s->e_type = eh.e_type;
+	s->ehdr_size = eh.e_ehsize;
+	s->phdr_off = eh.e_phoff;
+	s->phdr_size = (uint64_t)eh.e_phnum * eh.e_phentsize;
 
 	if ((rc = check_phdr_table(s, &eh)) || (rc = load_phdrs(s, e)) ||
 	    (rc = check_shdr_table(s, &eh)) || (rc = load_sections(s, e)) ||
 	    (rc = load_symbols(s, e)) || (rc = load_relocs(s)) ||
 	    (rc = load_arrays(s)) || (rc = load_plt(s)) ||
-	    (rc = load_noncode(s, &eh)) || (rc = load_gaps(s)) || (rc = add_entry(s, eh.e_entry)))
+	    (rc = add_entry(s, eh.e_entry)))
 		goto out;
 out:
 	if (e)

@@ -1,7 +1,8 @@
 # scan/: the ELF analyser, as a static archive for the command, a shared
 # library that the runtime loads only on a plan-cache miss, and xom-scan.
 
-SCAN_SRC := scan/elf.c scan/ehframe.c scan/disasm.c scan/map.c
+SCAN_SRC := scan/util.c scan/elf.c scan/ehframe.c scan/disasm.c scan/classify.c \
+	scan/gadgets.c scan/scan.c
 SCAN_OBJ := $(SCAN_SRC:%.c=$(B)/%.o)
 SCAN_LIBS := -lcapstone -lelf
 
@@ -15,5 +16,5 @@ $(B)/libxom-scan.so: $(SCAN_OBJ) scan/exports.map
 	$(CC) -shared -o $@ $(SCAN_OBJ) $(XLDFLAGS) -Wl,--no-undefined \
 		-Wl,--version-script=scan/exports.map -Wl,-z,now,-z,relro $(SCAN_LIBS)
 
-$(B)/xom-scan: $(B)/scan/main.o $(B)/libxom-scan.a
+$(B)/xom-scan: $(B)/scan/xom-scan.o $(B)/libxom-scan.a
 	$(CC) -o $@ $^ $(XLDFLAGS) $(SCAN_LIBS)

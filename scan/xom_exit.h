@@ -1,19 +1,55 @@
 /*
- * xom_exit.h - the exit codes of xom's programs (xom, xom-scan, xom-plan),
- * one set for all, in the manner of elfutils' elfclassify.  `xom run`
- * passes its program's own status through and adds the codes of
- * cmd/run.c; the runtime's refusal under require=1 is its own.
+ * xom_exit.h - the exit status of xom's tools: xom, xom-scan and xom-plan.
+ *
+ * The codes follow elfutils' elfclassify, so that a script can tell "the
+ * answer is no" from "there is no answer":
+ *   0   ok;
+ *   1   the check failed: for xom-scan, some file could not be analysed
+ *       because it is unsupported or malformed;
+ *   2   the environment failed: a file cannot be read, memory ran out, the
+ *       disassembler cannot start, stdout cannot be written;
+ *   64  usage (EX_USAGE of sysexits.h).
+ * A tool that meets both 1 and 2 exits 2: an environment failure means
+ * that some answer is missing, not that it is no.
  */
 #ifndef XOM_EXIT_H
 #define XOM_EXIT_H
 
+#include "xom_scan.h"
+
 enum {
-	XOM_EXIT_OK = 0,        /* done, or the check passed */
-	XOM_EXIT_FAIL = 1,      /* the check failed: a file could not be analysed,
-	                           the machine cannot enforce, the process is gone */
-	XOM_EXIT_ENV = 2,       /* the environment failed: cannot read, no memory,
-	                           cannot write the output */
-	XOM_EXIT_USAGE = 64,    /* a bad command line */
+	XOM_EXIT_OK = 0,
+	XOM_EXIT_FAILED = 1,
+	XOM_EXIT_ENV = 2,
+	XOM_EXIT_USAGE = 64,
 };
+
+/* The exit status that a return code of xom_scan_file() stands for. */
+static inline int xom_exit_of_scan(int rc)
+{
+	switch (rc) {
+	case XOM_SCAN_OK:
+		return XOM_EXIT_OK;
+	case XOM_SCAN_EUNSUPPORTED:
+	case XOM_SCAN_EMALFORMED:
+		return XOM_EXIT_FAILED;
+	case XOM_SCAN_EIO:
+	case XOM_SCAN_ENOMEM:
+	case XOM_SCAN_EDISASM:
+	default:
+		return XOM_EXIT_ENV;
+	}
+}
+
+/* Folds one more result into a tool's status: 2 if anything met an
+ * environment failure, else 1 if anything failed, else 0. */
+static inline int xom_exit_worst(int status, int code)
+{
+	if (status == XOM_EXIT_ENV || code == XOM_EXIT_ENV)
+		return XOM_EXIT_ENV;
+	if (status == XOM_EXIT_FAILED || code == XOM_EXIT_FAILED)
+		return XOM_EXIT_FAILED;
+	return XOM_EXIT_OK;
+}
 
 #endif

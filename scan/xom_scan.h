@@ -36,7 +36,7 @@ enum xom_page_kind {
 	XOM_PG_XOM = 0,  /* only instructions: may be execute-only */
 	XOM_PG_DATA,     /* holds bytes that instructions read */
 	XOM_PG_HEADER,   /* holds headers or non-code sections */
-	XOM_PG_WHOLE,    /* the whole file stays readable (see xom_map.whole) */
+	XOM_PG_WHOLE,    /* the whole file stays readable (see xom_map.whole_reason) */
 };
 
 enum xom_gadget_kind { XOM_G_WRPKRU = 0, XOM_G_XRSTOR };
@@ -67,7 +67,8 @@ struct xom_map {
 	uint16_t e_type;                /* ET_EXEC or ET_DYN */
 	uint8_t build_id_len;           /* 0 when the file has none */
 	uint8_t build_id[64];
-	uint8_t whole;                  /* enum xom_reason: whole file readable, or NONE */
+	uint8_t whole_reason;           /* enum xom_reason: why the whole file
+	                                   stays readable, or XOM_R_NONE */
 	uint64_t code_bytes;            /* bytes handed to the disassembler */
 
 	size_t nsegs;

@@ -61,7 +61,7 @@ static uint8_t plan_whole(int reason)
 
 struct xom_plan_head *xom_plan_build(const struct xom_map *m, const char **why)
 {
-	size_t nruns = m->whole ? 0 : collect_runs(m, NULL);
+	size_t nruns = m->whole_reason ? 0 : collect_runs(m, NULL);
 	size_t nnames = names_size(m);
 	size_t total = sizeof(struct xom_plan_head)
 	               + m->nsegs * sizeof(struct xom_plan_seg)
@@ -83,8 +83,8 @@ struct xom_plan_head *xom_plan_build(const struct xom_map *m, const char **why)
 	h->nsyms = (uint32_t)m->nsyms;
 	h->names_len = (uint32_t)nnames;
 	h->exec_pages = (uint32_t)m->exec_pages;
-	h->xom_pages = (uint32_t)(m->whole ? 0 : m->xom_pages);
-	h->whole_reason = plan_whole(m->whole);
+	h->xom_pages = (uint32_t)(m->whole_reason ? 0 : m->xom_pages);
+	h->whole_reason = plan_whole(m->whole_reason);
 	h->e_type = m->e_type;
 	h->build_id_len = m->build_id_len;
 	memcpy(h->build_id, m->build_id, sizeof(h->build_id));

@@ -17,9 +17,9 @@
  *   ok            exit 0 with a well-formed map
  *   ok-allread    exit 0 and no page execute-only
  *   ok-reason:R   exit 0, no page execute-only, a data range with reason R
- *   malformed     exit 2, "xom-scan: FILE: malformed..."
- *   unsupported   exit 2, "xom-scan: FILE: unsupported..."
- *   error         exit 2 with either of those two prefixes
+ *   malformed     exit 1, "xom-scan: FILE: malformed..."
+ *   unsupported   exit 1, "xom-scan: FILE: unsupported..."
+ *   error         exit 1 with either of those two prefixes
  *   any           ok or error: the input is odd but the answer is open
  * and KEYWORD, when not "-", must appear in the message (any case).  In every
  * case the scanner must not die by a signal, hang, or run out of memory.

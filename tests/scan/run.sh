@@ -152,6 +152,10 @@ build gadgets-nosep.so -shared -nostdlib -Wl,-z,noseparate-code "$S/gadgets.S" |
 for f in tables.so tables-nosep.so absolute gadgets.so; do
 	strip --strip-all -o "$W/${f%.so}-strip${f#"${f%.so}"}" "$W/$f" || built=0
 done
+# A malformed file (a valid identification, the header cut short) and one
+# that is not ELF at all.
+head -c 40 "$W/tables.so" >"$W/truncated.so" || built=0
+echo "not an ELF file" >"$W/not-elf" || built=0
 if [ "$built" = 0 ] || [ ! -x "$SCAN" ]; then
 	[ -x "$SCAN" ] || fail "setup" "$SCAN is missing"
 	echo "$npass passed, $nfail failed, $nskip skipped"
@@ -182,23 +186,64 @@ t_io() {
 		fail "io: missing file" "exit $rc, stderr: $(first_err)"
 	fi
 	scan io --json "$W"
-	if [ "$rc" = 2 ] && [ -z "$(death)" ] &&
-	   grep -qE "^xom-scan: $W: (cannot read|unsupported|malformed)" "$err"; then
-		pass "io: a directory is exit 2 with one line"
+	if [ "$rc" = 1 ] && [ -z "$(death)" ] && [ "$(wc -l <"$err")" = 1 ] &&
+	   grep -q "^xom-scan: $W: unsupported" "$err"; then
+		pass "io: a directory is exit 1 with one 'unsupported' line"
 	else
 		fail "io: a directory" "exit $rc, stderr: $(first_err)"
 	fi
 }
 
-# Several files: every good one is mapped, the bad one named, exit 2.
-t_multi() {
-	scan multi --json "$W/tables.so" "$W/no-such-file" "$W/gadgets.so"
-	if [ "$rc" = 2 ] && [ "$(wc -l <"$out")" = 2 ] &&
-	   [ "$(wc -l <"$err")" = 1 ] && grep -q "no-such-file" "$err"; then
-		pass "multi: good, missing, good gives 2 maps, 1 error, exit 2"
+# The exit status: 1 when a file is unsupported or malformed (the answer is
+# no), 2 when a file or the environment fails (there is no answer), 64 for
+# a usage error.  2 wins over 1 whatever the order of the files.
+t_exit() {
+	scan exit --json "$W/truncated.so"
+	expect_eq "exit" "a malformed file exits 1" "$rc/$(first_err)" \
+		"1/xom-scan: $W/truncated.so: malformed: truncated ELF header"
+	scan exit "$W/not-elf"
+	expect_eq "exit" "a file that is not ELF exits 1" "$rc" 1
+	scan exit --map "$W/no-such-file"
+	expect_eq "exit" "an unreadable path exits 2" "$rc" 2
+	scan exit --bogus "$W/tables.so"
+	expect_eq "exit" "a usage error exits 64" "$rc" 64
+	scan exit --help
+	expect_eq "exit" "--help exits 0 and states the codes" \
+		"$rc/$(grep -c '^Exit status: 0 every file analysed; 1 ' "$out")" "0/1"
+	scan exit "$W/truncated.so" "$W/no-such-file"
+	expect_eq "exit" "malformed, then unreadable exits 2" "$rc" 2
+	scan exit "$W/no-such-file" "$W/truncated.so"
+	expect_eq "exit" "unreadable, then malformed exits 2" "$rc" 2
+	if [ -w /dev/full ]; then
+		(exec timeout 10 "$SCAN" --map "$W/tables.so" >/dev/full 2>"$W/exit-full.err")
+		rc=$?
+		expect_eq "exit" "stdout that cannot be written exits 2 with one line" \
+			"$rc/$(wc -l <"$W/exit-full.err")" "2/1"
 	else
-		fail "multi" "exit $rc, $(wc -l <"$out") maps, stderr: $(first_err)"
+		skip "exit: stdout that cannot be written" "no /dev/full"
 	fi
+}
+
+# multi_case WANT WHAT DESC FILE...: two of the files are good and mapped,
+# one error line says WHAT of the third, and the exit status is WANT.
+multi_case() {
+	local want=$1 what=$2 desc=$3
+	shift 3
+	scan multi --json "$@"
+	if [ "$rc" = "$want" ] && [ "$(wc -l <"$out")" = 2 ] &&
+	   [ "$(wc -l <"$err")" = 1 ] && grep -q "$what" "$err"; then
+		pass "multi: $desc gives 2 maps, 1 error, exit $want"
+	else
+		fail "multi: $desc" "exit $rc, $(wc -l <"$out") maps, stderr: $(first_err)"
+	fi
+}
+
+# Several files: every good one is mapped, the bad one named.
+t_multi() {
+	multi_case 2 "no-such-file: cannot read" "good, missing, good" \
+		"$W/tables.so" "$W/no-such-file" "$W/gadgets.so"
+	multi_case 1 "truncated.so: malformed" "good, malformed, good" \
+		"$W/tables.so" "$W/truncated.so" "$W/gadgets.so"
 	scan multi --json "$W/tables.so" "$W/gadgets.so"
 	expect_eq "multi" "two good files exit 0 with two lines" "$rc/$(wc -l <"$out")" "0/2"
 }
@@ -510,8 +555,8 @@ check_case() {
 		error) pre='(malformed|unsupported)' ;;
 		*) pre=$expect ;;
 		esac
-		if [ "$rc" != 2 ]; then
-			fail "$tag" "expected exit 2 ($expect), got exit $rc${line:+: $line}"
+		if [ "$rc" != 1 ]; then
+			fail "$tag" "expected exit 1 ($expect), got exit $rc${line:+: $line}"
 		elif [ "$(wc -l <"$err")" != 1 ]; then
 			fail "$tag" "expected one line on stderr, got $(wc -l <"$err")"
 		elif ! grep -qE "^xom-scan: $file: $pre" "$err"; then
@@ -566,6 +611,7 @@ t_random() {
 
 t_usage
 t_io
+t_exit
 t_multi
 t_modes
 t_tables

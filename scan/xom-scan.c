@@ -3,8 +3,8 @@
  * can make execute-only, which stay readable and why, and the WRPKRU/XRSTOR
  * byte sequences that could switch protection keys off.
  *
- * Exit status: 0 when every file was analysed, 2 when one could not be,
- * 64 for a usage error.
+ * It uses the scanner only through the exported functions of xom_scan.h.
+ * Exit status: the codes of xom_exit.h, as the usage text below states them.
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "xom_exit.h"
 #include "xom_scan.h"
 
-enum { EXIT_UNANALYSED = 2, EXIT_USAGE = 64 };
 enum fmt { FMT_TEXT, FMT_JSON, FMT_MAP };
 
 /* Human output lists this many data ranges and gadgets; --json lists all. */
@@ -34,7 +34,9 @@ static const char usage[] =
 	"  --json     one JSON object per file per line (link-time addresses)\n"
 	"  -h, --help this text\n"
 	"\n"
-	"Exit status: 0 all files analysed, 2 some file could not be, 64 usage.\n";
+	"Exit status: 0 every file analysed; 1 some file could not be, because it\n"
+	"is unsupported or malformed; 2 some file could not be read, or memory,\n"
+	"the disassembler or stdout failed (2 wins over 1); 64 usage.\n";
 
 static void print_where(const struct xom_map *m, uint64_t a)
 {
@@ -57,8 +59,8 @@ static void print_text(const char *file, const struct xom_map *m)
 	printf("%s: %zu exec pages, %zu execute-only (%.1f%%), %zu readable\n",
 	       file, m->exec_pages, m->xom_pages, coverage(m),
 	       m->exec_pages - m->xom_pages);
-	if (m->whole)
-		printf("  whole file readable: %s\n", xom_reason_name(m->whole));
+	if (m->whole_reason)
+		printf("  whole file readable: %s\n", xom_reason_name(m->whole_reason));
 	for (size_t i = 0; i < m->nreadable; i++)
 		printf("  readable %#" PRIx64 "-%#" PRIx64 " (%" PRIu64 " pages)\n",
 		       m->readable[i].start, m->readable[i].end,
@@ -182,21 +184,22 @@ int main(int argc, char **argv)
 			return 0;
 		} else {
 			fprintf(stderr, "xom-scan: unknown option '%s'\n%s", argv[i], usage);
-			return EXIT_USAGE;
+			return XOM_EXIT_USAGE;
 		}
 	}
 	if (i == argc) {
 		fprintf(stderr, "xom-scan: no file given\n%s", usage);
-		return EXIT_USAGE;
+		return XOM_EXIT_USAGE;
 	}
 	for (; i < argc; i++) {
 		char err[256];
 		struct xom_map *m;
+		int rc = xom_scan_file(argv[i], &m, err, sizeof err);
 
-		if (xom_scan_file(argv[i], &m, err, sizeof err) != 0) {
+		if (rc != XOM_SCAN_OK) {
 			fflush(stdout);
 			fprintf(stderr, "xom-scan: %s: %s\n", argv[i], err);
-			status = EXIT_UNANALYSED;
+			status = xom_exit_worst(status, xom_exit_of_scan(rc));
 			continue;
 		}
 		if (fmt == FMT_JSON)
@@ -209,7 +212,13 @@ int main(int argc, char **argv)
 	}
 	if (fflush(stdout) != 0) {
 		perror("xom-scan: stdout");
-		return EXIT_UNANALYSED;
+		return XOM_EXIT_ENV;
+	}
+	/* A write that failed when the buffer filled may leave nothing for
+	 * the last fflush() to fail on. */
+	if (ferror(stdout)) {
+		fputs("xom-scan: stdout: write error\n", stderr);
+		return XOM_EXIT_ENV;
 	}
 	return status;
 }

@@ -1,16 +1,22 @@
 /*
- * scan_int.h - what the scanner's stages share.  Not installed; the public
+ * scan.h - what the scanner's stages share.  Not installed; the public
  * contract is xom_scan.h.
  *
- * The stages run in order on one struct scan:
- *   elf.c      validates the image and collects segments, sections,
- *              symbols, relocations and the build-id;
- *   ehframe.c  adds function starts and extents from .eh_frame;
- *   disasm.c   decodes the code and records every reference into it;
- *   map.c      turns references into data ranges, pages and gadgets.
+ * scan.c runs the stages in order on one struct scan, and each adds to it
+ * what the later ones read:
+ *   elf.c       validates the image; segments, sections, symbols,
+ *               relocation targets, code entries, the build-id;
+ *   ehframe.c   function starts and extents from .eh_frame;
+ *   disasm.c    decodes the code: references, call targets, the
+ *               instruction-start bitmap;
+ *   classify.c  marks non-code bytes as data and turns every reference into
+ *               data ranges, pages and readable runs;
+ *   gadgets.c   WRPKRU/XRSTOR byte sequences.
+ * util.c holds what more than one stage needs.  A stage calls util.c and
+ * nothing else of the scanner: never another stage, least of all a later one.
  */
-#ifndef XOM_SCAN_INT_H
-#define XOM_SCAN_INT_H
+#ifndef XOM_SCAN_SCAN_H
+#define XOM_SCAN_SCAN_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -19,7 +25,12 @@
 
 #include "xom_scan.h"
 
-#define XOM_API __attribute__((visibility("default")))
+/*
+ * The functions that xom_scan.h declares are the library's exports, and
+ * nothing else is: EXPORT makes each visible past -fvisibility=hidden, and
+ * the version script exports.map names the same functions for the linker.
+ */
+#define EXPORT __attribute__((visibility("default")))
 
 /* A growable array of fixed-size items (no per-item allocation). */
 struct vec {
@@ -52,34 +63,34 @@ struct scan {
 	char *err;
 	size_t errlen;
 
+	/* elf.c */
 	uint16_t e_type;
 	bool textrel, writable_exec;
-
-	struct vec segs;        /* struct xom_segment: exec PT_LOADs */
+	uint64_t ehdr_size;     /* file bytes of the ELF header, from offset 0 */
+	uint64_t phdr_off, phdr_size;   /* and of the program header table */
+	uint8_t build_id_len;
+	uint8_t build_id[64];
+	struct vec segs;        /* struct xom_segment: exec PT_LOADs, by vaddr */
 	struct vec loads;       /* struct xom_segment: every PT_LOAD */
 	struct vec secs;        /* struct section: every section */
 	struct vec spans;       /* struct span: sorted by start */
-
-	struct vec entries;     /* uint64_t: code entries (functions, PLT, ...) */
-	struct vec funcs;       /* struct xom_range: known function extents */
-	struct vec refs;        /* struct ref */
-	struct vec calls;       /* uint64_t: direct call targets */
 	struct vec syms;        /* struct xom_sym */
 	struct vec names;       /* char */
 
+	/* elf.c and ehframe.c, sorted by scan.c before disasm.c runs */
+	struct vec entries;     /* uint64_t: code entries (functions, PLT, ...) */
+	struct vec funcs;       /* struct xom_range: known function extents */
+
+	/* elf.c, disasm.c and classify.c's own marks */
+	struct vec refs;        /* struct ref */
+
+	/* disasm.c */
+	struct vec calls;       /* uint64_t: direct call targets */
 	uint8_t *starts;        /* one bit per exec byte: an instruction starts here */
 	uint64_t code_bytes;
-
-	uint8_t build_id_len;
-	uint8_t build_id[64];
-
-	struct {                /* disasm.c: where a lea's register goes */
-		bool live;
-		uint32_t regs;  /* one bit per general-purpose register */
-		uint64_t target;
-		unsigned left;
-	} track;
 };
+
+/* ---- util.c ------------------------------------------------------------- */
 
 /* Formats a message into s->err and returns code. */
 int scan_fail(struct scan *s, int code, const char *fmt, ...)
@@ -100,34 +111,38 @@ void vec_sort_u64(struct vec *v);       /* sorts and removes duplicates */
 /* True when [off, off + n) lies inside the image, without overflow. */
 bool image_has(const struct scan *s, uint64_t off, uint64_t n);
 
+/* The executable segment holding vaddr, or NULL. */
+const struct xom_segment *exec_seg_at(const struct scan *s, uint64_t vaddr);
+
 /* Append an address, or a reference, when it lies in an exec segment. */
 int scan_push_addr(struct scan *s, struct vec *v, uint64_t addr);
 int scan_push_ref(struct scan *s, uint64_t target, uint32_t size,
                   enum xom_reason reason, bool has_ref, uint64_t at);
 
-/* The executable segment holding vaddr, or NULL. */
-const struct xom_segment *exec_seg_at(const struct scan *s, uint64_t vaddr);
-
-/* True when a decoded instruction starts at vaddr. */
-bool scan_is_start(const struct scan *s, uint64_t vaddr);
-
 /*
  * For arrays sorted by a uint64_t key at the start of each item (entries,
- * function ranges, spans, symbols, pages): how many items have a key <= x.
+ * segments, function ranges, spans, symbols, pages): sort_by_key() sorts
+ * them, and count_le() says how many items have a key <= x.
  */
+void sort_by_key(void *base, size_t n, size_t size);
 size_t count_le(const void *base, size_t n, size_t stride, uint64_t x);
 bool sorted_has_u64(const uint64_t *a, size_t n, uint64_t x);
-
-/* The section span holding x, or NULL. */
-const struct span *span_at(const struct scan *s, uint64_t x);
 
 /* Sorts s->funcs so that scan_inside_function() can answer. */
 void scan_prepare_funcs(struct scan *s);
 bool scan_inside_function(const struct scan *s, uint64_t x);
 
+/* The instruction-start bitmap: allocated before the sweep that marks it. */
+int scan_alloc_starts(struct scan *s);
+void scan_mark_start(struct scan *s, uint64_t vaddr);
+bool scan_is_start(const struct scan *s, uint64_t vaddr);
+
+/* ---- the stages, in the order scan.c runs them -------------------------- */
+
 int elf_load(struct scan *s);
 int ehframe_parse(struct scan *s);
 int disasm_code(struct scan *s);
-int map_build(struct scan *s, struct xom_map *m);
+int classify_map(struct scan *s, struct xom_map *m);
+int gadgets_find(struct scan *s, struct xom_map *m);
 
 #endif
