@@ -1,20 +1,33 @@
 /*
- * apply.c - one loaded object, from its mapping to its protection: name it,
- * get its plan, check that the plan describes this mapping, and apply it.
+ * apply.c - one plan, one mapping: check that the plan describes what is
+ * mapped, that the process can afford the mappings it adds, and make its
+ * runs execute-only.
  *
- * Phase: object.  Runs with the dynamic linker's lock (la_objopen,
- * dl_iterate_phdr callbacks) or xom_lock held.  If anything is wrong the
- * object is left as the kernel mapped it, and one line says why.
+ * Phase: object.  If anything is wrong the object is left as the kernel
+ * mapped it, and one line says why.  A run that fails half-way is undone
+ * with every run before it, so that the object works as if xom were absent.
  */
 #include <errno.h>
-#include <limits.h>
-#include <sys/auxv.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "loader.h"
-#include "xom_loader.h"
 
 #define MAX_PROFILE_PAGES 512
+#define SYS_mseal_ 462          /* Linux 6.10; not in every libc's headers yet */
+
+struct xom_totals xom_totals;
+
+/* Set once pkey_mprotect is refused outright (EPERM): a seccomp filter
+ * forbids PROT_EXEC changes, and every later call would fail the same. */
+static int filtered;
+
+static const char *plural(unsigned long n)
+{
+	return n == 1 ? "" : "s";
+}
 
 /* The plan must list exactly the executable segments that are mapped. */
 static int segs_match(const struct xom_plan_head *h, const ElfW(Phdr) *ph,
@@ -27,11 +40,25 @@ static int segs_match(const struct xom_plan_head *h, const ElfW(Phdr) *ph,
 		if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X))
 			continue;
 		if (k >= h->nsegs || s[k].vaddr != ph[i].p_vaddr
-		    || s[k].memsz != ph[i].p_memsz)
+		    || s[k].memsz != ph[i].p_memsz || s[k].filesz != ph[i].p_filesz
+		    || s[k].offset != ph[i].p_offset)
 			return 0;
 		k++;
 	}
 	return k == h->nsegs;
+}
+
+/* A plan found by file identity must have been made from these very bytes:
+ * the identity is taken from the path, which may name another file by
+ * now.  (A build-id says as much by itself.) */
+static int code_matches(const struct xom_plan_head *h, uintptr_t bias)
+{
+	const struct xom_plan_seg *s = xom_plan_segs(h);
+	uint64_t sum = XOM_FNV_INIT;
+
+	for (uint32_t i = 0; i < h->nsegs; i++)
+		sum = xom_fnv(sum, (const void *)(bias + s[i].vaddr), s[i].filesz);
+	return sum == h->code_sum;
 }
 
 static const char *whole_reason(int r)
@@ -42,6 +69,77 @@ static const char *whole_reason(int r)
 	default: return "the scanner keeps the whole file readable";
 	}
 }
+
+/* ---- vm.max_map_count ------------------------------------------------- */
+
+static long read_long(const char *path)
+{
+	char buf[32];
+	long v = -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n > 0) {
+		buf[n] = 0;
+		v = 0;
+		for (char *p = buf; *p >= '0' && *p <= '9'; p++)
+			v = v * 10 + (*p - '0');
+	}
+	return v;
+}
+
+/* The mappings of this process, counted from /proc/self/maps. */
+static long count_maps(void)
+{
+	char buf[4096];
+	long lines = 0;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0; )
+		for (ssize_t i = 0; i < n; i++)
+			lines += buf[i] == '\n';
+	close(fd);
+	return lines;
+}
+
+/*
+ * Whether the process can spare `add` more mappings.  Splitting a segment
+ * into execute-only and readable runs adds up to two mappings a run, and a
+ * program that works near vm.max_map_count without xom must keep working
+ * with it: xom leaves an eighth of the limit (at least 256) to the program.
+ * Counting the mappings means reading /proc/self/maps, which costs more
+ * than a whole warm start, so it is done only when the limit is low or
+ * xom has already added a sixteenth of it.
+ */
+static long map_reserve(long limit)
+{
+	return limit / 8 > 256 ? limit / 8 : 256;
+}
+
+static int maps_affordable(unsigned long add, long *limit_out, long *count_out)
+{
+	static long limit;
+
+	if (!limit && (limit = read_long("/proc/sys/vm/max_map_count")) <= 0)
+		limit = 65530;
+	*limit_out = limit;
+	*count_out = -1;
+	if (limit >= 16384 && (long)(xom_totals.maps_added + add) <= limit / 16)
+		return 1;
+	long count = count_maps();
+	*count_out = count;
+	return count < 0 || count + (long)add + map_reserve(limit) <= limit;
+}
+
+/* ---- protecting ------------------------------------------------------- */
+
+/* The first address that apply_run made execute-only, for the probe. */
+static uintptr_t first_protected;
 
 /* Protects [s, e) minus the profile's pages; returns pages protected or
  * -1 (with errno), leaving the caller to undo. */
@@ -60,6 +158,8 @@ static long apply_run(uintptr_t bias, uint64_t s, uint64_t e,
 		if (stop > cur) {
 			if (xom_protect(bias + cur, stop - cur) != 0)
 				return -1;
+			if (!first_protected)
+				first_protected = bias + cur;
 			pages += (long)((stop - cur) / XOM_PAGE);
 		}
 		if (i < nkeep && keep[i] + XOM_PAGE > cur)
@@ -70,136 +170,125 @@ static long apply_run(uintptr_t bias, uint64_t s, uint64_t e,
 	return pages;
 }
 
-static void say_applied(const char *path, const struct xom_plan_head *h,
-                        long xom, unsigned long calls)
+static void undo_runs(const struct xom_target *t, const struct xom_plan_head *h,
+                      uint32_t upto)
 {
-	if (xom_opt.verbose < 1)
-		return;
-	xom_say("%s: %lu pages execute-only, %lu kept readable, %lu protection calls%s",
-	        path, (unsigned long)xom, (unsigned long)(h->exec_pages - xom), calls,
-	        xom_opt.backend == XOM_BACKEND_NONE ? " not made (backend=none)" : "");
+	const struct xom_plan_run *r = xom_plan_runs(h);
+
+	for (uint32_t j = 0; j <= upto && j < h->nruns; j++)
+		xom_unprotect(t->bias + r[j].start, r[j].end - r[j].start,
+		              xom_elf_seg_prot(t->ph, t->phnum, r[j].start));
 }
 
-static void apply_plan(const char *path, uintptr_t bias,
-                       const ElfW(Phdr) *ph, int phnum,
-                       const struct xom_plan_head *h, const char *profile_key)
+static void say_failed(const struct xom_target *t, int err)
+{
+	errno = err;
+	if (err == EPERM && !filtered) {
+		filtered = 1;
+		xom_say("pkey_mprotect is refused (%m): a seccomp filter, such as systemd's MemoryDenyWriteExecute=yes, forbids PROT_EXEC changes; xom steps aside and the program runs unprotected");
+	} else if (err != EPERM) {
+		xom_say("%s: pkey_mprotect failed (%m); left unprotected", t->path);
+	}
+}
+
+/* Seals the runs of an object that is never unloaded, if asked to. */
+static int seal_runs(const struct xom_target *t, const struct xom_plan_head *h)
+{
+	static int unsupported;
+	const struct xom_plan_run *r = xom_plan_runs(h);
+
+	if (!xom_opt.seal || (t->flags & XOM_OBJ_LATE) || unsupported
+	    || xom_opt.backend == XOM_BACKEND_NONE)
+		return unsupported ? -1 : 0;
+	for (uint32_t i = 0; i < h->nruns; i++)
+		if (syscall(SYS_mseal_, t->bias + r[i].start, r[i].end - r[i].start, 0)
+		    != 0) {
+			unsupported = errno == ENOSYS || errno == EINVAL;
+			xom_say("%s: cannot seal its execute-only pages (%m)%s", t->path,
+			        unsupported ? "; mseal needs Linux 6.10 or later" : "");
+			return -1;
+		}
+	return 0;
+}
+
+/* Protects every run; the pages made execute-only, or -1 after undoing. */
+static long apply_runs(const struct xom_target *t, const struct xom_plan_head *h)
 {
 	static uint64_t keep[MAX_PROFILE_PAGES];
-	size_t nkeep = xom_profile_pages(profile_key, keep, MAX_PROFILE_PAGES);
+	size_t nkeep = t->profile_key
+	               ? xom_profile_pages(t->profile_key, keep, MAX_PROFILE_PAGES) : 0;
 	const struct xom_plan_run *r = xom_plan_runs(h);
-	unsigned long calls0 = xom_prot_calls;
 	long xom = 0;
 
 	for (uint32_t i = 0; i < h->nruns; i++) {
-		long n = apply_run(bias, r[i].start, r[i].end, keep, nkeep);
+		long n = apply_run(t->bias, r[i].start, r[i].end, keep, nkeep);
 		if (n < 0) {
 			int err = errno;
-			/* The failing call may have changed part of its range
-			 * before it gave up, so every run up to and including
-			 * this one goes back to the protection it was mapped
-			 * with: the object works as if xom were absent. */
-			for (uint32_t j = 0; j <= i; j++)
-				xom_unprotect(bias + r[j].start, r[j].end - r[j].start,
-				              xom_elf_seg_prot(ph, phnum, r[j].start));
-			errno = err;
-			xom_say("%s: pkey_mprotect failed (%m); left unprotected", path);
-			return;
+			undo_runs(t, h, i);
+			say_failed(t, err);
+			xom = -1;
+			break;
 		}
 		xom += n;
 	}
-	say_applied(path, h, xom, xom_prot_calls - calls0);
+	/* The profile's pages are a list of readable code: do not keep it. */
+	memset(keep, 0, nkeep * sizeof(keep[0]));
+	return xom;
 }
 
-/* The profile's name for an object: its build-id in hex, else its path. */
-static void profile_key(const struct xom_file_id *id, const char *path,
-                        char *out, size_t cap)
+static void say_applied(const struct xom_target *t, const struct xom_plan_head *h,
+                        unsigned long xom, unsigned long calls)
 {
-	if (!id->build_id_len || (size_t)id->build_id_len * 2 >= cap) {
-		xom_copy_str(out, cap, path);
+	unsigned long kept = h->exec_pages - xom;
+
+	if (xom_opt.verbose < 1)
 		return;
-	}
-	for (int i = 0; i < id->build_id_len; i++) {
-		out[2 * i] = "0123456789abcdef"[id->build_id[i] >> 4];
-		out[2 * i + 1] = "0123456789abcdef"[id->build_id[i] & 15];
-	}
-	out[2 * id->build_id_len] = 0;
+	xom_say("%s: %lu page%s execute-only, %lu kept readable, %lu protection call%s%s",
+	        t->path, xom, plural(xom), kept, calls, plural(calls),
+	        xom_opt.backend == XOM_BACKEND_NONE ? " not made (backend=none)" : "");
 }
 
-/* The main program's file: not AT_EXECFN, which for a #! script names the
- * script, so that the interpreter really mapped would go unprotected. */
-static const char *main_path(void)
+int xom_apply(const struct xom_target *t, const struct xom_plan_head *h,
+              uintptr_t *probe)
 {
-	static char exe[PATH_MAX];
+	long limit, count;
+	unsigned long calls0 = xom_prot_calls, add = 2ul * h->nruns;
 
-	if (!exe[0]) {
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-		if (n <= 0)
-			return NULL;
-		exe[n] = 0;
+	*probe = 0;
+	if (h->whole_reason) {
+		xom_say("%s: left unprotected because %s", t->path,
+		        whole_reason(h->whole_reason));
+		return XOM_EXEMPT;
 	}
-	return exe;
-}
-
-static void protect_file(const char *path, uintptr_t bias,
-                         const ElfW(Phdr) *ph, int phnum, uintptr_t lo,
-                         uintptr_t hi)
-{
-	struct xom_file_id id;
-	char key[132];
-	const struct xom_plan_head *h = NULL;
-
-	memset(&id, 0, sizeof(id));
-	xom_elf_build_id(bias, ph, phnum, &id);
-	profile_key(&id, path, key, sizeof(key));
-	if (stat(path, &id.st) != 0) {
-		xom_say("%s: cannot stat the file (%m); left unprotected", path);
-	} else if ((h = xom_plan_get(path, &id)) != NULL) {
-		if (h->whole_reason)
-			xom_say("%s: left unprotected because %s", path,
-			        whole_reason(h->whole_reason));
-		else if (!segs_match(h, ph, phnum))
-			xom_say("%s: the plan's segments differ from the mapped ones; left unprotected",
-			        path);
-		else
-			apply_plan(path, bias, ph, phnum, h, key);
+	if (!segs_match(h, t->ph, t->phnum)) {
+		xom_say("%s: the plan's segments differ from the mapped ones; left unprotected",
+		        t->path);
+		return XOM_UNPROTECTED;
 	}
-	xom_object_remember(bias, lo, hi, path, key, h);
-}
-
-void xom_add_object(const char *name, uintptr_t bias,
-                    const ElfW(Phdr) *ph, int phnum)
-{
-	const char *path = name;
-	uintptr_t lo, hi;
-
-	if (!xom_active || !ph)
-		return;
-	xom_elf_exec_span(bias, ph, phnum, &lo, &hi);
-	if (lo >= hi)
-		return;         /* Nothing executable (a pure data object). */
-	if ((!name || !*name) && !(path = main_path()))
-		return;
-	if (xom_object_known(bias, lo, path))
-		return;
-	xom_forget_range(lo, hi);
-	if (!strncmp(path, "linux-vdso", 10)
-	    || (uintptr_t)getauxval(AT_SYSINFO_EHDR) == lo) {
-		xom_object_remember(bias, lo, hi, "[vdso]", "[vdso]", NULL);
-		return;         /* The vDSO has no file and stays readable. */
+	if (!h->build_id_len && !code_matches(h, t->bias)) {
+		xom_say("%s: the file on disk is not the one mapped; left unprotected",
+		        t->path);
+		return XOM_UNPROTECTED;
 	}
-	if (xom_opt_excludes(&xom_opt, path)) {
-		if (xom_opt.verbose >= 1)
-			xom_say("%s: excluded; left unprotected", path);
-		xom_object_remember(bias, lo, hi, path, path, NULL);
-		return;
+	if (filtered)
+		return XOM_UNPROTECTED;
+	if (!h->nruns)
+		return XOM_APPLIED;
+	if (!maps_affordable(add, &limit, &count)) {
+		xom_say("%s: left unprotected: its %lu more mappings would leave the program fewer than %ld of vm.max_map_count's %ld (%ld in use)",
+		        t->path, add, map_reserve(limit), limit, count);
+		return XOM_UNPROTECTED;
 	}
-	protect_file(path, bias, ph, phnum, lo, hi);
-}
-
-void xom_add_link_map(struct link_map *map, int is_main)
-{
-	int n = 0;
-	const ElfW(Phdr) *ph = xom_link_map_phdrs(map, is_main, &n);
-
-	xom_add_object(map->l_name, map->l_addr, ph, n);
+	first_protected = 0;
+	long xom = apply_runs(t, h);
+	if (xom < 0)
+		return XOM_UNPROTECTED;
+	xom_totals.objects++;
+	xom_totals.xom_pages += (unsigned long)xom;
+	xom_totals.readable_pages += h->exec_pages - (unsigned long)xom;
+	xom_totals.calls += xom_prot_calls - calls0;
+	xom_totals.maps_added += add;
+	say_applied(t, h, (unsigned long)xom, xom_prot_calls - calls0);
+	*probe = first_protected;
+	return seal_runs(t, h) == 0 ? XOM_APPLIED : XOM_UNPROTECTED;
 }

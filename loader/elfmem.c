@@ -2,39 +2,87 @@
  * elfmem.c - ELF structures of objects the dynamic linker has mapped:
  * program headers, the build-id note, the executable span, dynamic symbols.
  *
- * Phase: object (and start, for the doors).  Reads only the mapped image;
- * no system calls.  The images are trusted as far as the dynamic linker
+ * Phase: object (and start, for the doors).  Reads only the mapped image,
+ * without system calls, except xom_elf_file_build_id, which reads a file
+ * on the cold path.  The images are trusted as far as the dynamic linker
  * trusted them to map and run them.
  */
+#include <fcntl.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "loader.h"
 #include "xom_loader.h"
 
-void xom_elf_build_id(uintptr_t bias, const ElfW(Phdr) *ph, int phnum,
-                      struct xom_file_id *id)
+/* Finds the GNU build-id note in [p, end); 0, or -1 if there is none. */
+static int note_build_id(const unsigned char *p, const unsigned char *end,
+                         struct xom_plan_key *k)
+{
+	while (end - p >= 12) {
+		uint32_t n[3];
+		memcpy(n, p, sizeof(n));
+		size_t name = ((size_t)n[0] + 3) & ~(size_t)3;
+		size_t desc = ((size_t)n[1] + 3) & ~(size_t)3;
+		if (name > (size_t)(end - p) - 12
+		    || desc > (size_t)(end - p) - 12 - name)
+			return -1;
+		if (n[2] == NT_GNU_BUILD_ID && n[0] == 4 && !memcmp(p + 12, "GNU", 4)
+		    && n[1] && n[1] <= sizeof(k->bytes)) {
+			memset(k, 0, sizeof(*k));
+			k->kind = XOM_KEY_BUILD_ID;
+			k->len = (uint8_t)n[1];
+			memcpy(k->bytes, p + 12 + name, n[1]);
+			return 0;
+		}
+		p += 12 + name + desc;
+	}
+	return -1;
+}
+
+int xom_elf_build_id(uintptr_t bias, const ElfW(Phdr) *ph, int phnum,
+                     struct xom_plan_key *k)
 {
 	for (int i = 0; i < phnum; i++) {
 		if (ph[i].p_type != PT_NOTE)
 			continue;
 		const unsigned char *p = (const void *)(bias + ph[i].p_vaddr);
-		const unsigned char *end = p + ph[i].p_memsz;
-		while (p + 12 <= end) {
-			const uint32_t *n = (const void *)p;
-			size_t name = (n[0] + 3) & ~3u, desc = (n[1] + 3) & ~3u;
-			const unsigned char *d = p + 12 + name;
-			if (d + desc > end)
-				break;
-			if (n[2] == NT_GNU_BUILD_ID && n[0] == 4
-			    && !memcmp(p + 12, "GNU", 4) && n[1] <= 64) {
-				id->build_id_len = (uint8_t)n[1];
-				memcpy(id->build_id, d, n[1]);
-				return;
-			}
-			p = d + desc;
-		}
+		if (note_build_id(p, p + ph[i].p_memsz, k) == 0)
+			return 0;
 	}
+	return -1;
+}
+
+/* Reads n bytes at off of fd; 0, or -1. */
+static int read_at(int fd, void *buf, size_t n, uint64_t off)
+{
+	return pread(fd, buf, n, (off_t)off) == (ssize_t)n ? 0 : -1;
+}
+
+int xom_elf_file_build_id(const char *path, struct xom_plan_key *k)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ElfW(Ehdr) eh;
+	int rc = -1;
+
+	if (fd < 0)
+		return -1;
+	if (read_at(fd, &eh, sizeof(eh), 0) != 0 || memcmp(eh.e_ident, ELFMAG, SELFMAG)
+	    || eh.e_phentsize != sizeof(ElfW(Phdr)) || eh.e_phnum > 256)
+		goto out;
+	for (unsigned i = 0; i < eh.e_phnum && rc; i++) {
+		ElfW(Phdr) ph;
+		unsigned char note[1024];
+		if (read_at(fd, &ph, sizeof(ph), eh.e_phoff + i * sizeof(ph)) != 0)
+			break;
+		if (ph.p_type != PT_NOTE || ph.p_filesz > sizeof(note)
+		    || read_at(fd, note, ph.p_filesz, ph.p_offset) != 0)
+			continue;
+		rc = note_build_id(note, note + ph.p_filesz, k);
+	}
+out:
+	close(fd);
+	return rc;
 }
 
 void xom_elf_exec_span(uintptr_t bias, const ElfW(Phdr) *ph, int phnum,

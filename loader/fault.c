@@ -1,14 +1,28 @@
 /*
- * fault.c - the SIGSEGV handler: reports reads of protected code, and hands
- * every other fault to the handler the program set.
+ * fault.c - the SIGSEGV handler: reports reads (and writes) of protected
+ * code, and hands every other fault to the handler the program set.
  *
- * Phase: fault.  on_segv runs with the kernel's default PKRU, which denies
- * reads of our key's pages, on any thread, at any moment.  It uses only raw
- * system calls, the [fault] functions of loader.h, and reads of xom's own
- * tables.  xom_fault_install runs at start, xom_sigaction whenever the
- * program calls sigaction or signal for SIGSEGV.
+ * Phase: fault.  The handler runs with the kernel's default PKRU, which
+ * denies access to our key's pages, on any thread, at any moment.  It uses
+ * only raw system calls, the [fault] functions of loader.h, and reads of
+ * xom's own tables.  xom_fault_install runs at start, xom_sigaction
+ * whenever the program calls sigaction or signal for SIGSEGV.
+ *
+ * The kernel enters xom_segv_entry.  For a fault that is not ours it does
+ * not call the program's handler but jumps to it, with the kernel's three
+ * arguments and the kernel's stack, as if the kernel had called it: an
+ * unwinder started in that handler (glibc's backtrace, libunwind, a crash
+ * reporter) then finds the signal frame right above it and never has to
+ * read xom's code, which is execute-only and, in the audit module's
+ * namespace, has unwind information that the program's unwinder cannot
+ * see.  For the same reason the handler is installed through the
+ * program's own libc when a door can reach it, so that the return
+ * trampoline is libc's __restore_rt with the unwind information every
+ * unwinder knows; xom's own trampoline below, with the same information,
+ * is the fallback.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -18,12 +32,84 @@
 #include "loader.h"
 #include "xom_loader.h"
 
-/* The signal return trampoline, byte for byte what libgcc's unwinder and
- * debuggers recognise as a signal frame. */
-__attribute__((naked, used)) static void restore_rt(void)
-{
-	__asm__ volatile("movq $15, %rax\n\tsyscall\n\thlt");
-}
+void xom_segv_entry(int sig, siginfo_t *si, void *uc);
+void xom_restore_rt(void);
+void *xom_segv_decide(int sig, siginfo_t *si, void *uc);
+
+/*
+ * xom_segv_entry keeps the kernel's arguments across the call to
+ * xom_segv_decide and then either returns (to the trampoline) or jumps to
+ * the handler it was given.  The kernel enters with the stack as after a
+ * call (rsp + 8 aligned to 16); three pushes align it for the call.
+ *
+ * xom_restore_rt is rt_sigreturn, with the unwind information of a signal
+ * frame: at its entry rsp points at the ucontext, whose saved registers
+ * say where the interrupted code was.  Like glibc's __restore_rt, the FDE
+ * starts one byte early, at a nop, because unwinders look up the byte
+ * before a return address.
+ */
+/* The offsets below are of uc_mcontext.gregs[i] in the ucontext (40 + 8 i),
+ * as SLEB128: one byte below 64, two from there. */
+_Static_assert(__builtin_offsetof(ucontext_t, uc_mcontext.gregs) == 40,
+               "the ucontext layout the unwind information assumes");
+__asm__(
+	"	.text\n"
+	"	.p2align 4\n"
+	"	.globl xom_segv_entry\n"
+	"	.hidden xom_segv_entry\n"
+	"	.type xom_segv_entry, @function\n"
+	"xom_segv_entry:\n"
+	"	.cfi_startproc\n"
+	"	pushq %rdi\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	pushq %rsi\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	pushq %rdx\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	call xom_segv_decide\n"
+	"	popq %rdx\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	popq %rsi\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	popq %rdi\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	testq %rax, %rax\n"
+	"	jz 1f\n"
+	"	jmp *%rax\n"
+	"1:	ret\n"
+	"	.cfi_endproc\n"
+	"	.size xom_segv_entry, .-xom_segv_entry\n"
+	"	.p2align 4\n"
+	"	.cfi_startproc\n"
+	"	.cfi_signal_frame\n"
+	/* CFA = *(rsp + offsetof gregs[REG_RSP]) */
+	"	.cfi_escape 0x0f, 4, 0x77, 160, 1, 0x06\n"
+	"	.cfi_escape 0x10, 8, 2, 0x77, 40\n"     /* r8  gregs[0] */
+	"	.cfi_escape 0x10, 9, 2, 0x77, 48\n"     /* r9 */
+	"	.cfi_escape 0x10, 10, 2, 0x77, 56\n"    /* r10 */
+	"	.cfi_escape 0x10, 11, 3, 0x77, 0xc0, 0\n" /* r11 (sleb 64) */
+	"	.cfi_escape 0x10, 12, 3, 0x77, 0xc8, 0\n" /* r12 */
+	"	.cfi_escape 0x10, 13, 3, 0x77, 0xd0, 0\n" /* r13 */
+	"	.cfi_escape 0x10, 14, 3, 0x77, 0xd8, 0\n" /* r14 */
+	"	.cfi_escape 0x10, 15, 3, 0x77, 0xe0, 0\n" /* r15 */
+	"	.cfi_escape 0x10, 5, 3, 0x77, 0xe8, 0\n"  /* rdi gregs[8] */
+	"	.cfi_escape 0x10, 4, 3, 0x77, 0xf0, 0\n"  /* rsi */
+	"	.cfi_escape 0x10, 6, 3, 0x77, 0xf8, 0\n"  /* rbp */
+	"	.cfi_escape 0x10, 3, 3, 0x77, 128, 1\n" /* rbx */
+	"	.cfi_escape 0x10, 1, 3, 0x77, 136, 1\n" /* rdx */
+	"	.cfi_escape 0x10, 0, 3, 0x77, 144, 1\n" /* rax */
+	"	.cfi_escape 0x10, 2, 3, 0x77, 152, 1\n" /* rcx */
+	"	.cfi_escape 0x10, 7, 3, 0x77, 160, 1\n" /* rsp */
+	"	.cfi_escape 0x10, 16, 3, 0x77, 168, 1\n"/* rip gregs[16] */
+	"	nop\n"
+	"	.globl xom_restore_rt\n"
+	"	.hidden xom_restore_rt\n"
+	"	.type xom_restore_rt, @function\n"
+	"xom_restore_rt:\n"
+	"	movq $15, %rax\n"
+	"	syscall\n"
+	"	.cfi_endproc\n"
+	"	.size xom_restore_rt, .-xom_restore_rt\n");
 
 /* The kernel's struct sigaction, which the raw system call takes. */
 struct k_sigaction {
@@ -53,79 +139,153 @@ static void die_by_segv(void)
 	syscall(SYS_tgkill, (long)getpid(), syscall(SYS_gettid), SIGSEGV);
 }
 
+/* ---- naming a place ---------------------------------------------------- */
+
+/* Maps the symbol file of o from the first store that has one we trust. */
+static const struct xom_syms_head *map_syms(const struct xom_object *o,
+                                            size_t *len)
+{
+	char path[XOM_PATH_MAX];
+	struct stat st;
+	const char *why;
+
+	for (int i = 0; i < XOM_NSTORES && o->key[0]; i++) {
+		const char *dir = xom_store_dir(i);
+		if (!dir || xom_fmt(path, sizeof(path), "%s/" XOM_STORE_SYMS "/%s", dir,
+		                    o->key) >= sizeof(path) - 1)
+			continue;
+		int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		void *p = MAP_FAILED;
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && !(st.st_mode & 022)
+		    && (st.st_uid == 0 || st.st_uid == geteuid())
+		    && st.st_size >= (off_t)sizeof(struct xom_syms_head)
+		    && st.st_size <= (off_t)XOM_SYMS_MAX)
+			p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		close(fd);
+		if (p == MAP_FAILED)
+			continue;
+		if (xom_syms_check(p, (size_t)st.st_size, &why) == 0) {
+			*len = (size_t)st.st_size;
+			return p;
+		}
+		munmap(p, (size_t)st.st_size);
+	}
+	return NULL;
+}
+
 /* "0x... (/path+0x..., in sym+0x...)" for an address. */
 static size_t put_place(char *buf, size_t cap, uintptr_t addr)
 {
 	const struct xom_object *o = xom_object_at(addr);
+	size_t len = 0;
 
 	if (!o)
 		return xom_fmt(buf, cap, "%#lx (unknown object)", (unsigned long)addr);
 	uint64_t off = 0, v = addr - o->bias;
-	const char *sym = xom_plan_symbol(o->plan, v, &off);
-	if (sym && off)
-		return xom_fmt(buf, cap, "%#lx (%s+%#lx, in %s+%#lx)",
-		               (unsigned long)addr, o->path, (unsigned long)v, sym,
-		               (unsigned long)off);
-	return xom_fmt(buf, cap, "%#lx (%s+%#lx, in %s)", (unsigned long)addr,
-	               o->path, (unsigned long)v, sym ? sym : "?");
-}
-
-static void pass_on(int sig, siginfo_t *si, void *uc)
-{
-	struct sigaction a = prog_act;
-
-	if (!(a.sa_flags & SA_SIGINFO) && a.sa_handler == SIG_DFL) {
-		die_by_segv();
-		return;
-	}
-	if (!(a.sa_flags & SA_SIGINFO) && a.sa_handler == SIG_IGN) {
-		/* The kernel does not let a fault be ignored either. */
-		if (si->si_code > 0)
-			die_by_segv();
-		return;
-	}
-	if (a.sa_flags & SA_RESETHAND) {
-		memset(&prog_act, 0, sizeof(prog_act));
-		prog_act.sa_handler = SIG_DFL;
-	}
-	sigset_t old;
-	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &a.sa_mask, &old, 8);
-	if (a.sa_flags & SA_SIGINFO)
-		a.sa_sigaction(sig, si, uc);
+	const struct xom_syms_head *syms = map_syms(o, &len);
+	const char *sym = syms ? xom_syms_lookup(syms, v, &off) : NULL;
+	size_t n;
+	if (!sym)
+		n = xom_fmt(buf, cap, "%#lx (%s+%#lx, no symbol)", (unsigned long)addr,
+		            o->path, (unsigned long)v);
+	else if (off)
+		n = xom_fmt(buf, cap, "%#lx (%s+%#lx, in %s+%#lx)", (unsigned long)addr,
+		            o->path, (unsigned long)v, sym, (unsigned long)off);
 	else
-		a.sa_handler(sig);
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, 8);
+		n = xom_fmt(buf, cap, "%#lx (%s+%#lx, in %s)", (unsigned long)addr,
+		            o->path, (unsigned long)v, sym);
+	if (syms)
+		munmap((void *)syms, len);
+	return n;
 }
 
-static void report(int allow, uintptr_t addr, uintptr_t ip)
+static void report(const char *verb, int write, uintptr_t addr, uintptr_t ip)
 {
-	char what[400], by[400];
+	char what[600], by[600];
 
 	put_place(what, sizeof(what), addr);
 	put_place(by, sizeof(by), ip);
-	xom_say("%s read of %s by instruction at %s, pid %u",
-	        allow ? "allowed" : "blocked", what, by, (unsigned)getpid());
+	xom_say("%s %s of %s by instruction at %s, pid %u", verb,
+	        write ? "write" : "read", what, by, (unsigned)getpid());
 }
 
-static void on_segv(int sig, siginfo_t *si, void *ucv)
-{
-	int saved = errno;
-	ucontext_t *uc = ucv;
+/* ---- audit mode: the page's own protection ------------------------------ */
 
-	if (si->si_code != SEGV_PKUERR || xom_key < 0
-	    || (int)si->si_pkey != xom_key) {
-		pass_on(sig, si, ucv);
-		errno = saved;
-		return;
+static unsigned long hexval(const char **p)
+{
+	unsigned long v = 0;
+
+	for (;; (*p)++) {
+		int d = **p >= '0' && **p <= '9' ? **p - '0'
+		        : **p >= 'a' && **p <= 'f' ? **p - 'a' + 10 : -1;
+		if (d < 0)
+			return v;
+		v = v << 4 | (unsigned long)d;
 	}
+}
+
+/* The protection of the mapping that holds addr, from /proc/self/maps
+ * (read with raw calls), or -1. */
+static int mapping_prot(uintptr_t addr)
+{
+	char buf[4096 + 512];
+	size_t have = 0;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC), prot = -1;
+
+	if (fd < 0)
+		return -1;
+	for (;;) {
+		ssize_t r = read(fd, buf + have, sizeof(buf) - 1 - have);
+		if (r <= 0)
+			break;
+		have += (size_t)r;
+		buf[have] = 0;
+		char *line = buf, *nl;
+		while ((nl = memchr(line, '\n', have - (size_t)(line - buf)))) {
+			const char *p = line;
+			unsigned long lo = hexval(&p), hi = (p++, hexval(&p));
+			if (addr >= lo && addr < hi && p[0] == ' ') {
+				prot = (p[1] == 'r' ? PROT_READ : 0) | (p[2] == 'w' ? PROT_WRITE : 0)
+				       | (p[3] == 'x' ? PROT_EXEC : 0);
+				goto out;
+			}
+			line = nl + 1;
+		}
+		have -= (size_t)(line - buf);
+		memmove(buf, line, have);
+	}
+out:
+	close(fd);
+	return prot;
+}
+
+/* Gives the page back its own protection with the default key, plus the
+ * access that faulted: audit mode lets the program go on as it would
+ * without xom, including a program that had made its code writable. */
+static int allow_page(uintptr_t page, int write)
+{
+	int prot = mapping_prot(page);
+
+	if (prot < 0)
+		prot = PROT_EXEC | (write ? PROT_WRITE : 0);
+	prot |= PROT_READ | (write ? PROT_WRITE : 0);
+	return (int)syscall(SYS_pkey_mprotect, page, XOM_PAGE, prot, 0);
+}
+
+/* ---- the decision -------------------------------------------------------- */
+
+/* Our fault: report it, then allow the page (audit) or die (enforce). */
+static void on_ours(siginfo_t *si, ucontext_t *uc)
+{
 	uintptr_t addr = (uintptr_t)si->si_addr;
 	uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-	int allow = xom_opt.mode == XOM_AUDIT;
+	int write = (uc->uc_mcontext.gregs[REG_ERR] & 2) != 0;
 	uintptr_t page = addr & ~(XOM_PAGE - 1);
-	if (allow && syscall(SYS_pkey_mprotect, page, XOM_PAGE,
-	                     PROT_READ | PROT_EXEC, 0) != 0)
-		allow = 0;
-	report(allow, addr, ip);
+	int allow = xom_opt.mode == XOM_AUDIT && allow_page(page, write) == 0;
+
+	report(allow ? "allowed" : "blocked", write, addr, ip);
 	if (allow) {
 		const struct xom_object *o = xom_object_at(addr);
 		if (o)
@@ -133,25 +293,120 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
 	} else {
 		die_by_segv();
 	}
+}
+
+/* The program's action for a fault that is not ours: the handler to jump
+ * to, with its mask in place, or NULL when the fault is dealt with. */
+static void *program_handler(siginfo_t *si)
+{
+	struct sigaction a = prog_act;
+	int info = (a.sa_flags & SA_SIGINFO) != 0;
+
+	if (!info && a.sa_handler == SIG_DFL) {
+		die_by_segv();
+		return NULL;
+	}
+	if (!info && a.sa_handler == SIG_IGN) {
+		/* The kernel does not let a fault be ignored either. */
+		if (si->si_code > 0)
+			die_by_segv();
+		return NULL;
+	}
+	if (a.sa_flags & SA_RESETHAND) {
+		memset(&prog_act, 0, sizeof(prog_act));
+		prog_act.sa_handler = SIG_DFL;
+	}
+	/* The kernel blocked SIGSEGV for xom's handler; the program's
+	 * handler gets its own mask, and SIGSEGV unblocked if it asked for
+	 * SA_NODEFER.  sigreturn restores the interrupted code's mask. */
+	sigset_t add = a.sa_mask, del;
+	sigemptyset(&del);
+	if (a.sa_flags & (SA_NODEFER | SA_RESETHAND))
+		sigaddset(&del, SIGSEGV);
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &add, NULL, 8);
+	syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &del, NULL, 8);
+	return info ? (void *)a.sa_sigaction : (void *)a.sa_handler;
+}
+
+void *xom_segv_decide(int sig, siginfo_t *si, void *ucv)
+{
+	int saved = errno;
+	void *next = NULL;
+
+	(void)sig;
+	if (si->si_code == SEGV_PKUERR && xom_key >= 0
+	    && (int)si->si_pkey == xom_key)
+		on_ours(si, ucv);
+	else
+		next = program_handler(si);
 	errno = saved;
+	return next;
+}
+
+/* ---- installing --------------------------------------------------------- */
+
+static int (*libc_sigaction)(int, const struct sigaction *, struct sigaction *);
+
+static int install(void)
+{
+	struct sigaction sa, old;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = xom_segv_entry;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (libc_sigaction) {
+		if (libc_sigaction(SIGSEGV, &sa, &old) != 0)
+			return -1;
+		if ((void *)old.sa_sigaction != (void *)xom_segv_entry)
+			prog_act = old;
+		return 0;
+	}
+	struct k_sigaction k = {
+		.handler = (void *)xom_segv_entry,
+		.flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART | K_SA_RESTORER,
+		.restorer = (void *)xom_restore_rt,
+	}, kold;
+	if (k_sigaction(SIGSEGV, &k, &kold) != 0)
+		return -1;
+	if (kold.handler != (void *)xom_segv_entry) {
+		memset(&prog_act, 0, sizeof(prog_act));
+		prog_act.sa_handler = (void (*)(int))kold.handler;
+		prog_act.sa_flags = (int)(kold.flags & ~K_SA_RESTORER);
+		memcpy(&prog_act.sa_mask, &kold.mask, sizeof(kold.mask));
+	}
+	return 0;
 }
 
 void xom_fault_install(void)
 {
-	struct k_sigaction k = {
-		.handler = (void *)on_segv,
-		.flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART | K_SA_RESTORER,
-		.restorer = (void *)restore_rt,
-	}, old;
-
-	if (k_sigaction(SIGSEGV, &k, &old) != 0) {
+	if (install() != 0)
 		xom_say("cannot install the SIGSEGV handler; reads of code will not be reported");
-		return;
-	}
+}
+
+void xom_fault_use_libc(int (*sa)(int, const struct sigaction *,
+                                  struct sigaction *))
+{
+	libc_sigaction = sa;
+	if (sa && xom_active)
+		xom_fault_install();
+}
+
+int xom_fault_check(void)
+{
+	struct k_sigaction cur;
+
+	if (!xom_active || k_sigaction(SIGSEGV, NULL, &cur) != 0
+	    || cur.handler == (void *)xom_segv_entry)
+		return 0;
+	/* The program set its handler past every wrapper (a raw system
+	 * call): take it as the program's and put xom's back in front. */
 	memset(&prog_act, 0, sizeof(prog_act));
-	prog_act.sa_handler = (void (*)(int))old.handler;
-	prog_act.sa_flags = (int)(old.flags & ~K_SA_RESTORER);
-	memcpy(&prog_act.sa_mask, &old.mask, sizeof(old.mask));
+	prog_act.sa_handler = (void (*)(int))cur.handler;
+	prog_act.sa_flags = (int)(cur.flags & ~K_SA_RESTORER);
+	memcpy(&prog_act.sa_mask, &cur.mask, sizeof(cur.mask));
+	install();
+	return 1;
 }
 
 int xom_sigaction(const struct sigaction *act, struct sigaction *old)

@@ -1,18 +1,32 @@
 /*
- * helper.c - runs the xom-plan helper on a plan-cache miss and reads the
- * plan it writes.
+ * helper.c - runs the xom-plan helper for the objects whose plans no store
+ * holds, and reads the plans it writes.
  *
- * Phase: object.  The scanner (Capstone and libelf) runs only in the helper
- * process, so no host process ever maps those libraries, and the audit
- * module does not need dlopen from inside the dynamic linker.
+ * Phase: start (xom_helper_locate) and object.  The scanner (Capstone and
+ * libelf) runs only in the helper process, so no host process ever maps
+ * those libraries.  The helper is:
+ *   - found once, at start-up, beside this library, as an absolute path:
+ *     a relative LD_PRELOAD path must not make a later chdir choose
+ *     another program;
+ *   - checked before each run (a regular file that nobody else may write,
+ *     owned by root or, outside secure-execution mode, by this user) and
+ *     run from the descriptor that was checked (execveat);
+ *   - started with clone(CLONE_VM | CLONE_VFORK) and no exit signal, so
+ *     the host's SIGCHLD handler never sees it and its waitpid(-1) never
+ *     reaps it;
+ *   - run at most once at a time per process (the object phase is locked),
+ *     with every file of the batch in one run;
+ *   - given an empty environment.  It is linked statically, so that not
+ *     even /etc/ld.so.preload can load xom into it.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,37 +35,111 @@
 /* A scan of the largest libraries takes seconds; a helper silent for this
  * long is stuck, and the dlopen waiting for it must not hang for ever. */
 #define HELPER_TIMEOUT_MS 120000
+#define MAX_ARGS 1100
 
-/* xom-plan lives next to the library this code is part of. */
-static int helper_path(char *out, size_t cap)
+static char helper[XOM_PATH_MAX];
+
+void xom_helper_locate(void)
 {
 	Dl_info info;
+	char cwd[XOM_PATH_MAX];
 
-	if (!dladdr((void *)helper_path, &info) || !info.dli_fname)
-		return -1;
-	const char *slash = strrchr(info.dli_fname, '/');
-	size_t dir = slash ? (size_t)(slash - info.dli_fname) : 0;
-	static const char name[] = "xom-plan";
-	if (dir + sizeof(name) + 1 > cap)
-		return -1;
-	if (slash) {
-		memcpy(out, info.dli_fname, dir);
-		out[dir++] = '/';
-	} else {
-		memcpy(out, "./", 2);
-		dir = 2;
+	if (!dladdr((void *)xom_helper_locate, &info) || !info.dli_fname)
+		return;
+	const char *lib = info.dli_fname;
+	const char *slash = strrchr(lib, '/');
+	size_t dir = slash ? (size_t)(slash - lib) : 0;
+	if (lib[0] == '/') {
+		xom_fmt(helper, sizeof(helper), "%.*s/xom-plan", (int)dir, lib);
+	} else if (getcwd(cwd, sizeof(cwd))) {
+		/* The dynamic linker keeps a relative LD_PRELOAD path as given:
+		 * resolve it against the directory it was given in. */
+		xom_fmt(helper, sizeof(helper), "%s/%.*s%sxom-plan", cwd, (int)dir,
+		        lib, slash ? "/" : "");
 	}
-	memcpy(out + dir, name, sizeof(name));
+}
+
+/* Opens the helper for execveat after checking who may have written it;
+ * the descriptor, or -1 after saying why. */
+static int open_helper(void)
+{
+	struct stat st;
+
+	if (!helper[0]) {
+		xom_say("cannot locate the xom-plan helper; objects not in a plan store are left unprotected");
+		return -1;
+	}
+	int fd = open(helper, O_PATH | O_CLOEXEC);
+	if (fd < 0) {
+		xom_say("no scanner: %s (%m); objects not in a plan store are left unprotected",
+		        helper);
+		return -1;
+	}
+	const char *why = NULL;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !(st.st_mode & 0111))
+		why = "not an executable file";
+	else if (st.st_mode & 022)
+		why = "writable by others";
+	else if (st.st_uid != 0 && (xom_secure || st.st_uid != geteuid()))
+		why = xom_secure ? "not owned by root" : "owned by another user";
+	if (why) {
+		close(fd);
+		xom_say("will not run the scanner %s: it is %s", helper, why);
+		return -1;
+	}
+	return fd;
+}
+
+struct spawn {
+	int exe, out, err;
+	char *const *argv;
+	int failed;
+};
+
+/* The child of the clone: it shares the host's memory until execveat, so
+ * it makes raw system calls only and touches nothing but *s. */
+static int child(void *arg)
+{
+	struct spawn *s = arg;
+	static char *const envp[] = { NULL };
+
+	if (syscall(SYS_dup2, s->out, 1) < 0
+	    || (s->err != 2 && syscall(SYS_dup2, s->err, 2) < 0))
+		s->failed = 1;
+	else
+		syscall(SYS_execveat, s->exe, "", s->argv, envp, AT_EMPTY_PATH);
+	s->failed = 1;
+	syscall(SYS_exit, 127);
 	return 0;
 }
 
+/* Starts the helper on argv with stdout on out; its pid, or -1. */
+static pid_t start(int exe, int out, char *const *argv)
+{
+	static char stack[32 << 10] __attribute__((aligned(16)));
+	int logfd = xom_log_fd(), err = logfd;
+
+	if (logfd < 0)
+		err = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	struct spawn s = { exe, out, err < 0 ? 2 : err, argv, 0 };
+	/* No exit signal: the host's SIGCHLD handler and its waitpid(-1)
+	 * must not see this child. */
+	pid_t pid = clone(child, stack + sizeof(stack), CLONE_VM | CLONE_VFORK, &s);
+	if (logfd < 0 && err >= 0)
+		close(err);
+	if (pid > 0 && s.failed) {
+		while (syscall(SYS_wait4, pid, NULL, __WCLONE, NULL) < 0 && errno == EINTR)
+			;
+		return -1;
+	}
+	return pid;
+}
+
 /*
- * Reads the helper's plan into private anonymous memory.  It stops once
- * the header's total has arrived rather than waiting for end of file: a
- * child that the host forks in another thread while the pipe is open keeps
- * its write end open.
+ * Reads the helper's records into private anonymous memory until it closes
+ * its end or falls silent for too long.
  */
-static void *read_plan(int fd, size_t *len)
+static char *read_all(int fd, size_t *len, size_t *cap_out)
 {
 	size_t cap = 64 << 10, n = 0;
 	char *buf = mmap(NULL, cap, PROT_READ | PROT_WRITE,
@@ -61,104 +149,134 @@ static void *read_plan(int fd, size_t *len)
 		return NULL;
 	for (;;) {
 		if (n == cap) {
-			if (cap >= XOM_PLAN_MAX)
-				break;
-			char *b = mremap(buf, cap, cap * 2, MREMAP_MAYMOVE);
+			char *b = cap >= XOM_STORE_MAX ? MAP_FAILED
+			          : mremap(buf, cap, cap * 2, MREMAP_MAYMOVE);
 			if (b == MAP_FAILED)
 				break;
 			buf = b;
 			cap *= 2;
 		}
 		struct pollfd p = { .fd = fd, .events = POLLIN };
-		int ready = poll(&p, 1, HELPER_TIMEOUT_MS);
+		long ready = syscall(SYS_poll, &p, 1, HELPER_TIMEOUT_MS);
 		if (ready < 0 && errno == EINTR)
 			continue;
 		if (ready <= 0)
 			break;
-		ssize_t r = read(fd, buf + n, cap - n);
+		long r = syscall(SYS_read, fd, buf + n, cap - n);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
 			break;
-		n += (size_t)r;
-		const struct xom_plan_head *h = (const void *)buf;
-		if (r == 0 || (n >= sizeof(*h) && h->total <= n)) {
+		if (r == 0) {
 			*len = n;
+			*cap_out = cap;
 			return buf;
 		}
+		n += (size_t)r;
 	}
 	munmap(buf, cap);
 	return NULL;
 }
 
-/* Why the helper's run gave no usable plan, or NULL. */
-static const char *outcome(const void *buf, size_t len, int status)
+/* Splits the helper's output into one plan (or failure) per file. */
+static int split_records(char *buf, size_t len, size_t n,
+                         const struct xom_plan_head **out, const char **why)
 {
-	const char *why = NULL;
+	size_t at = 0;
 
-	/* A host that ignores SIGCHLD gets ECHILD from waitpid; the checks
-	 * below still decide whether the output is a whole plan. */
-	if (!buf)
-		why = "its output could not be read";
-	else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
-		why = "it reported an error";
-	else if (WIFSIGNALED(status))
-		why = "it was killed by a signal";
-	else
-		xom_plan_check(buf, len, &why);
-	return why;
+	for (size_t i = 0; i < n; i++) {
+		const struct xom_noplan_head *r = (const void *)(buf + at);
+		out[i] = NULL;
+		why[i] = "the scanner's output ended early";
+		if (len - at < sizeof(*r) || r->total > len - at || r->total < sizeof(*r)
+		    || r->total % 8)
+			return -1;
+		if (!memcmp(r->magic, XOM_NOPLAN_MAGIC, 8)) {
+			buf[at + r->total - 1] = 0;
+			why[i] = (const char *)(r + 1);
+		} else if (xom_plan_check(r, r->total, &why[i]) == 0) {
+			out[i] = (const void *)r;
+		}
+		at += r->total;
+	}
+	return 0;
 }
 
-struct xom_plan_head *xom_helper_run(const char *path)
+/* argv: the helper, --store DIR and --fallback DIR when plans may be kept,
+ * "--", then the files. */
+static size_t build_argv(char **argv, const char *const *paths, size_t n)
 {
-	char helper[4096];
-	int pfd[2];
-	pid_t pid;
-	posix_spawn_file_actions_t fa;
+	size_t k = 0;
+	const char *user = xom_store_dir(XOM_STORE_USER);
+	const char *fallback = xom_store_dir(XOM_STORE_FALLBACK);
 
-	if (helper_path(helper, sizeof(helper)) != 0) {
-		xom_say("%s: cannot locate the xom-plan helper; left unprotected", path);
-		return NULL;
+	argv[k++] = (char *)"xom-plan";
+	if (user) {
+		argv[k++] = (char *)"--store";
+		argv[k++] = (char *)user;
 	}
-	if (access(helper, X_OK) != 0) {
-		xom_say("%s: no scanner: %s (%m); left unprotected", path, helper);
-		return NULL;
+	if (fallback) {
+		argv[k++] = (char *)"--fallback";
+		argv[k++] = (char *)fallback;
 	}
+	argv[k++] = (char *)"--";
+	for (size_t i = 0; i < n && k < MAX_ARGS - 1; i++)
+		argv[k++] = (char *)paths[i];
+	argv[k] = NULL;
+	return k;
+}
+
+int xom_helper_run(const char *const *paths, size_t n,
+                   const struct xom_plan_head **out, const char **why,
+                   void **mem, size_t *len)
+{
+	static char *argv[MAX_ARGS];
+	int pfd[2], status = 0;
+	size_t cap = 0;
+
+	*mem = NULL;
+	*len = 0;
+	if (n > MAX_ARGS - 8)
+		n = MAX_ARGS - 8;
+	build_argv(argv, paths, n);
+	int exe = open_helper();
+	if (exe < 0)
+		return -1;
 	if (pipe2(pfd, O_CLOEXEC) != 0) {
-		xom_say("%s: cannot make a pipe for the scanner (%m); left unprotected",
-		        path);
-		return NULL;
+		xom_say("cannot make a pipe for the scanner (%m)");
+		close(exe);
+		return -1;
 	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
-	if (xom_opt.log_fd != 2)
-		posix_spawn_file_actions_adddup2(&fa, xom_opt.log_fd, 2);
-	/* An empty environment: the helper must not load xom itself. */
-	char *argv[] = { helper, (char *)path, NULL };
-	char *envp[] = { NULL };
-	int err = posix_spawn(&pid, helper, &fa, NULL, argv, envp);
-	posix_spawn_file_actions_destroy(&fa);
+	pid_t pid = start(exe, pfd[1], argv);
 	close(pfd[1]);
-	if (err) {
+	close(exe);
+	if (pid < 0) {
 		close(pfd[0]);
-		errno = err;
-		xom_say("%s: cannot start %s (%m); left unprotected", path, helper);
-		return NULL;
+		xom_say("cannot start %s (%m)", helper);
+		return -1;
 	}
-	size_t len = 0;
-	void *buf = read_plan(pfd[0], &len);
+	char *buf = read_all(pfd[0], len, &cap);
 	close(pfd[0]);
 	if (!buf)
-		kill(pid, SIGKILL);     /* silent too long, or its output broke */
-	int status = 0;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		syscall(SYS_kill, pid, SIGKILL);   /* silent too long, or broken */
+	while (syscall(SYS_wait4, pid, &status, __WCLONE, NULL) < 0 && errno == EINTR)
 		;
-	const char *why = outcome(buf, len, status);
-	if (why) {
-		xom_say("%s: analysis failed: %s; left unprotected", path, why);
-		if (buf)
-			munmap(buf, len);
-		return NULL;
+	const char *broke = !buf ? "its output could not be read"
+	                    : WIFSIGNALED(status) ? "it was killed by a signal"
+	                    : split_records(buf, *len, n, out, why) != 0
+	                      ? "its output is not whole" : NULL;
+	if (broke) {
+		xom_say("the scanner %s failed: %s", helper, broke);
+		xom_helper_release(buf, cap);
+		return -1;
 	}
-	return buf;
+	*mem = buf;
+	*len = cap;
+	return 0;
+}
+
+void xom_helper_release(void *mem, size_t len)
+{
+	if (mem)
+		munmap(mem, len);
 }

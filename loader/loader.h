@@ -7,9 +7,12 @@
  *   start   xom_start, from the preload constructor or the audit module's
  *           la_version.  No stdio and no host malloc: what it keeps lives
  *           in static storage.
- *   object  per loaded object (xom_add_object and what it calls), with the
- *           dynamic linker's lock or xom_lock held.  May open files and
- *           spawn the helper; keeps no heap memory.
+ *   object  a batch of newly mapped objects (protect.c and what it calls),
+ *           inside xom_enter/xom_leave: xom's lock held, the thread's
+ *           signals blocked and cancellation off, so that nothing can
+ *           leave the batch half done.  May open files and run the helper;
+ *           never inside a dynamic-linker callback that holds its locks
+ *           (dl_iterate_phdr callbacks only collect); keeps no heap memory.
  *   fault   the SIGSEGV handler: any thread, any moment, with the kernel's
  *           default PKRU, which denies reads of xom's pages.  Only
  *           async-signal-safe calls and reads of xom's own tables.
@@ -19,6 +22,7 @@
 #define XOM_LOADER_INT_H
 
 #include <link.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -29,12 +33,16 @@
 #include "plan/xom_plan.h"
 
 #define XOM_PAGE 4096ul
+#define XOM_PATH_MAX 4096
 #define XOM_EXPORT __attribute__((visibility("default")))
+#define XOM_REFUSED_STATUS 126          /* see xom_loader.h */
 
 /* ---- start.c ----------------------------------------------------------- */
 extern struct xom_opts xom_opt;         /* parsed once, read everywhere */
 extern int xom_active;                  /* 1 once start-up succeeded */
-/* Says why and exits 127 (require=1). */
+extern int xom_started;                 /* 1 once the first batch is done */
+extern int xom_secure;                  /* AT_SECURE: the caller is not trusted */
+/* Says why and exits XOM_REFUSED_STATUS (require=1). */
 __attribute__((noreturn)) void xom_refuse(const char *why);
 
 /* ---- say.c: messages [fault] ------------------------------------------- */
@@ -44,6 +52,10 @@ size_t xom_fmt(char *buf, size_t cap, const char *fmt, ...)
 size_t xom_vfmt(char *buf, size_t cap, const char *fmt, va_list ap);
 /* One "xom: ..." line on the log descriptor; keeps errno. */
 void xom_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The log descriptor, checked to be the file it was when xom opened it (a
+ * daemon may have closed it and reused its number), or -1. */
+int xom_log_fd(void);
+void xom_log_init(int fd);                                      /* start */
 
 static inline void xom_copy_str(char *dst, size_t cap, const char *src)
 {
@@ -61,57 +73,121 @@ extern unsigned long xom_prot_calls;    /* calls made, or counted (none) */
 int xom_key_alloc(void);                /* start: 0, or -1 after one line */
 int xom_protect(uintptr_t a, size_t len);               /* object */
 void xom_unprotect(uintptr_t a, size_t len, int prot);  /* object */
+/* 1 (after one line, once) when this thread's PKRU no longer denies reads
+ * under xom's key. */
+int xom_key_check(void);
 
 /* ---- elfmem.c: ELF structures of mapped objects ------------------------ */
-/* A file's identity, and the build-id of its mapped image. */
-struct xom_file_id {
-	struct stat st;
-	uint8_t build_id_len;
-	uint8_t build_id[64];
-};
-void xom_elf_build_id(uintptr_t bias, const ElfW(Phdr) *ph, int phnum,
-                      struct xom_file_id *id);
+/* The build-id of a mapped image as a key; 0, or -1 when it has none. */
+int xom_elf_build_id(uintptr_t bias, const ElfW(Phdr) *ph, int phnum,
+                     struct xom_plan_key *k);
+/* The build-id of the ELF file at path (cold path only). */
+int xom_elf_file_build_id(const char *path, struct xom_plan_key *k);
 /* The page-aligned span of the executable segments; lo >= hi if none. */
 void xom_elf_exec_span(uintptr_t bias, const ElfW(Phdr) *ph, int phnum,
                        uintptr_t *lo, uintptr_t *hi);
 /* The protection the segment holding vaddr was mapped with. */
 int xom_elf_seg_prot(const ElfW(Phdr) *ph, int phnum, uintptr_t vaddr);
 
-/* ---- objects.c: the table of loaded objects ---------------------------- */
+/* ---- objects.c: the table of loaded objects, and xom's lock ------------ */
+enum {
+	XOM_OBJ_LATE = 1,       /* arrived after start-up: can be unloaded */
+	XOM_OBJ_OTHER_NS = 2,   /* in another link-map namespace (XOM_ADD_OTHER_NS) */
+	XOM_OBJ_MAIN = 4,       /* the main program (XOM_ADD_MAIN) */
+	XOM_OBJ_BUILD_ID = 8,   /* key is a build-id (else a file identity) */
+	XOM_OBJ_VERIFY = 16,    /* an arrival already known: check its key */
+};
 /*
- * Written only under the dynamic linker's lock or xom_lock, read without a
- * lock by the fault handler: a slot is filled first and published by
- * setting live last (release), and readers load live first (acquire).
+ * Written only inside xom_enter/xom_leave, read without a lock by the fault
+ * handler: a slot is filled first and published by setting live last
+ * (release), and readers load live first (acquire).  It holds what a fault
+ * report needs and nothing more: never a plan, which would tell a reader of
+ * memory which code pages are readable.
  */
 struct xom_object {
 	int live;
+	uint8_t flags;
+	uint32_t seen;                  /* sync generation (objects.c) */
 	uintptr_t bias, lo, hi;         /* executable span in memory */
-	const struct xom_plan_head *plan;
-	char profile_key[132];          /* build-id in hex, or the path */
+	uintptr_t probe;                /* an execute-only address, or 0 */
+	char key[XOM_KEY_NAME_MAX];     /* the plan's key, named */
 	char path[256];
 };
 const struct xom_object *xom_object_at(uintptr_t addr);        /* [fault] */
-int xom_object_known(uintptr_t bias, uintptr_t lo, const char *path);
-void xom_object_remember(uintptr_t bias, uintptr_t lo, uintptr_t hi,
-                         const char *path, const char *profile_key,
-                         const struct xom_plan_head *plan);
+struct xom_object *xom_object_find(uintptr_t bias, uintptr_t lo);
+void xom_object_remember(const struct xom_object *o);
+/* Calls fn for every live object; fn may forget it. */
+void xom_objects_each(void (*fn)(struct xom_object *o, void *arg), void *arg);
+void xom_object_forget(struct xom_object *o);
 
-/* ---- cache.c and helper.c: plans --------------------------------------- */
-/* The plan for the file at path, from this process's plans, the cache or
- * the helper; NULL after one line saying why (object). */
-const struct xom_plan_head *xom_plan_get(const char *path,
-                                         const struct xom_file_id *id);
-/* Runs xom-plan on path; the plan in private memory, or NULL after one
- * line (object). */
-struct xom_plan_head *xom_helper_run(const char *path);
+/* Enters and leaves the object phase (see the top of this file). */
+void xom_enter(void);
+void xom_leave(void);
+
+/* ---- store.c: the plan stores ------------------------------------------ */
+enum { XOM_STORE_SYSTEM, XOM_STORE_USER, XOM_STORE_FALLBACK, XOM_NSTORES };
+struct xom_store { const void *map; size_t len; int tried; };
+struct xom_stores { struct xom_store s[XOM_NSTORES]; };
+/* The directory of store i, or NULL when there is none [fault]. */
+const char *xom_store_dir(int i);
+void xom_stores_open(struct xom_stores *st);
+const struct xom_plan_head *xom_stores_find(struct xom_stores *st,
+                                            const struct xom_plan_key *k,
+                                            int *which);
+void xom_stores_close(struct xom_stores *st);
+
+/* ---- helper.c: the xom-plan helper ------------------------------------- */
+void xom_helper_locate(void);                                   /* start */
+/*
+ * Runs the helper once for n files; on return out[i] is each file's plan
+ * in *mem (NULL if it has none: why[i] says why).  *mem and *len are what
+ * xom_helper_release unmaps.  Returns 0, or -1 after one line when the
+ * helper could not run at all.
+ */
+int xom_helper_run(const char *const *paths, size_t n,
+                   const struct xom_plan_head **out, const char **why,
+                   void **mem, size_t *len);
+void xom_helper_release(void *mem, size_t len);
+
+/* ---- protect.c: the batch's second and third passes ---------------------- */
+/* Pass 3 for one object that dl_iterate_phdr lists (called from walk). */
+int xom_batch_apply(const char *name, uintptr_t bias, const ElfW(Phdr) *ph,
+                    int phnum);
+/* Passes 2 and 3, with walk calling xom_batch_apply for every listed
+ * object; as xom_batch_run for the result. */
+int xom_batch_run_walk(void (*walk)(void));
+
+/* ---- apply.c: one plan, one mapping ------------------------------------- */
+enum { XOM_APPLIED, XOM_EXEMPT, XOM_UNPROTECTED };
+struct xom_target {
+	const char *path;
+	uintptr_t bias;
+	const ElfW(Phdr) *ph;
+	int phnum;
+	int flags;                      /* XOM_OBJ_* */
+	const char *profile_key;
+};
+/* Applies h to the mapping; returns XOM_APPLIED (and the first protected
+ * address in *probe), XOM_EXEMPT (whole file readable, said why), or
+ * XOM_UNPROTECTED (after one line saying why). */
+int xom_apply(const struct xom_target *t, const struct xom_plan_head *h,
+              uintptr_t *probe);
+/* Totals for verbose=2. */
+struct xom_totals { unsigned long objects, xom_pages, readable_pages, calls, maps_added; };
+extern struct xom_totals xom_totals;
 
 /* ---- profile.c --------------------------------------------------------- */
-void xom_profile_load(void);                                    /* start */
+/* Maps the profile for one batch, or unmaps it (object). */
+void xom_profile_open(void);
+void xom_profile_close(void);
 /* The profile's pages for key, sorted, at most cap (object). */
 size_t xom_profile_pages(const char *key, uint64_t *out, size_t cap);
 void xom_profile_append(const struct xom_object *o, uint64_t page); /* [fault] */
 
 /* ---- fault.c ----------------------------------------------------------- */
 void xom_fault_install(void);                                   /* start */
+/* Puts xom's handler back if the program replaced it behind every
+ * wrapper; 1 when it had to (object). */
+int xom_fault_check(void);
 
 #endif

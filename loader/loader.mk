@@ -6,8 +6,8 @@
 
 PLAN_FORMAT_OBJ := $(B)/loader/plan/format.o
 RUNTIME_OBJ := $(addprefix $(B)/loader/,start.o options.o say.o pkey.o \
-	elfmem.o objects.o cache.o helper.o apply.o profile.o fault.o) \
-	$(PLAN_FORMAT_OBJ)
+	elfmem.o objects.o store.o helper.o protect.o sync.o apply.o profile.o \
+	fault.o calls.o) $(PLAN_FORMAT_OBJ)
 RUNTIME_LDFLAGS := -shared -Wl,--no-undefined -Wl,-z,now,-z,relro \
 	-Wl,--hash-style=both
 
@@ -18,29 +18,44 @@ $(B)/libxom-audit.so: $(RUNTIME_OBJ) $(B)/loader/audit.o loader/audit.map
 	$(CC) -o $@ $(RUNTIME_OBJ) $(B)/loader/audit.o $(XLDFLAGS) \
 		$(RUNTIME_LDFLAGS) -Wl,--version-script=loader/audit.map
 
-# Found by the runtime next to its own library, so libxom-scan.so is found
-# next to it too.
-XOM_PLAN_OBJ := $(B)/loader/plan/xom-plan.o $(B)/loader/plan/build.o \
+# The helper is found by the runtime next to its own library.  It is
+# linked statically, so that no dynamic linker runs for it and neither
+# LD_PRELOAD nor /etc/ld.so.preload can load xom into it.
+PLAN_TOOL_OBJ := $(B)/loader/plan/build.o $(B)/loader/plan/store.o \
 	$(PLAN_FORMAT_OBJ)
-$(B)/xom-plan: $(XOM_PLAN_OBJ) $(B)/libxom-scan.so
-	$(CC) -o $@ $(XOM_PLAN_OBJ) $(XLDFLAGS) -L$(B) -lxom-scan \
-		-Wl,-rpath,'$$ORIGIN'
+XOM_PLAN_OBJ := $(B)/loader/plan/xom-plan.o $(PLAN_TOOL_OBJ)
+$(B)/xom-plan: $(XOM_PLAN_OBJ) $(B)/libxom-scan.a
+	$(CC) -static -o $@ $(XOM_PLAN_OBJ) $(B)/libxom-scan.a $(XLDFLAGS) \
+		-lcapstone -lelf -lz -pthread
 
 # ---- tests (native; the enforcement tests run in the emulated-PKU VM) ----
 
 RT_BIN := $(B)/tests/runtime
-RT_TESTS := $(RT_BIN)/xomtest $(RT_BIN)/libtarget.so
+RT_TESTS := $(RT_BIN)/xomtest $(RT_BIN)/libtarget.so $(RT_BIN)/libxomprobe.so \
+	$(RT_BIN)/libswap1.so $(RT_BIN)/libswap2.so
 ALL += $(RT_TESTS)
 
-$(RT_BIN)/xomtest: tests/runtime/xomtest.c loader/plan/format.c \
-		loader/plan/xom_plan.h
+XOMTEST_SRC := tests/runtime/xomtest.c tests/runtime/xomtest-faults.c \
+	tests/runtime/xomtest-harden.c loader/plan/format.c
+# -rdynamic and no PIE-relative tricks: fault reports name these functions.
+$(RT_BIN)/xomtest: $(XOMTEST_SRC) tests/runtime/xomtest.h loader/plan/xom_plan.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -o $@ \
-		tests/runtime/xomtest.c loader/plan/format.c -ldl -pthread
+	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -o $@ $(XOMTEST_SRC) \
+		-ldl -pthread
 
-$(RT_BIN)/lib%.so: tests/runtime/%.c
+$(RT_BIN)/libtarget.so: tests/runtime/target.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -shared -fPIC -o $@ $<
+
+$(RT_BIN)/libxomprobe.so: tests/runtime/probe.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -shared -fPIC -o $@ $<
+
+# Without a build-id, so that the runtime keys their plans by identity.
+$(RT_BIN)/libswap%.so: tests/runtime/swap.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -shared -fPIC -DSWAP_VALUE=$* \
+		-Wl,--build-id=none -o $@ $<
 
 .PHONY: check-runtime runtime-tests
 runtime-tests: $(B)/libxom.so $(B)/libxom-audit.so $(B)/xom-plan $(RT_TESTS)

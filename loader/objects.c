@@ -1,10 +1,14 @@
 /*
- * objects.c - the table of loaded objects, the lock that serialises changes
- * to it, and the sync with dl_iterate_phdr that the preload door uses.
+ * objects.c - the table of loaded objects, and the lock under which it
+ * changes.
  *
  * Phase: object, except xom_object_at, which the fault handler calls: it
  * reads the table without a lock (see struct xom_object in loader.h).
+ * Lookups by mapping go through a small open-addressed hash of slot
+ * numbers, so that a sync over hundreds of objects costs one probe each.
  */
+#include <errno.h>
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -12,12 +16,17 @@
 #include "xom_loader.h"
 
 #define MAX_OBJS 1024
+#define HASH_SLOTS 2048                 /* a power of two, > 2 * MAX_OBJS */
 
 static struct xom_object objs[MAX_OBJS];
 /* Slots in use are all below this mark, so that a scan touches only the
  * pages of the slots that were used: the table is big, and touching all of
- * it would cost every process start a hundred page faults. */
+ * it would cost every process start many page faults. */
 static int nobjs;
+/* Slot number + 1 of each mapping, by hash of (bias, lo); 0 is empty.
+ * Forgotten slots stay in the hash (their live flag says so) until the
+ * slot is reused. */
+static uint16_t by_map[HASH_SLOTS];
 
 static int used(void)
 {
@@ -35,123 +44,166 @@ const struct xom_object *xom_object_at(uintptr_t addr)
 	return NULL;
 }
 
+static unsigned hash_map(uintptr_t bias, uintptr_t lo)
+{
+	uint64_t h = (bias ^ (lo * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
+
+	return (unsigned)(h >> 40) & (HASH_SLOTS - 1);
+}
+
+struct xom_object *xom_object_find(uintptr_t bias, uintptr_t lo)
+{
+	for (unsigned i = hash_map(bias, lo), n = 0; by_map[i] && n < HASH_SLOTS;
+	     i = (i + 1) & (HASH_SLOTS - 1), n++) {
+		struct xom_object *o = &objs[by_map[i] - 1];
+		if (o->live && o->bias == bias && o->lo == lo)
+			return o;
+	}
+	return NULL;
+}
+
+/* Removes slot k from the hash, if it is there. */
+static void unhash(int k)
+{
+	const struct xom_object *o = &objs[k];
+
+	for (unsigned i = hash_map(o->bias, o->lo), n = 0;
+	     by_map[i] && n < HASH_SLOTS; i = (i + 1) & (HASH_SLOTS - 1), n++) {
+		if (by_map[i] != k + 1)
+			continue;
+		/* Re-insert the rest of the cluster so that no probe chain
+		 * breaks at the hole. */
+		by_map[i] = 0;
+		for (unsigned j = (i + 1) & (HASH_SLOTS - 1); by_map[j];
+		     j = (j + 1) & (HASH_SLOTS - 1)) {
+			uint16_t v = by_map[j];
+			by_map[j] = 0;
+			unsigned h = hash_map(objs[v - 1].bias, objs[v - 1].lo);
+			while (by_map[h])
+				h = (h + 1) & (HASH_SLOTS - 1);
+			by_map[h] = v;
+		}
+		return;
+	}
+}
+
+void xom_object_forget(struct xom_object *o)
+{
+	__atomic_store_n(&o->live, 0, __ATOMIC_RELEASE);
+}
+
 void xom_forget_range(uintptr_t start, uintptr_t end)
 {
 	for (int i = 0; i < used(); i++) {
 		struct xom_object *o = &objs[i];
 		if (o->live && o->lo < end && start < o->hi)
-			__atomic_store_n(&o->live, 0, __ATOMIC_RELEASE);
+			xom_object_forget(o);
 	}
 }
 
-int xom_object_known(uintptr_t bias, uintptr_t lo, const char *path)
-{
-	for (int i = 0; i < used(); i++) {
-		const struct xom_object *o = &objs[i];
-		if (o->live && o->bias == bias && o->lo == lo
-		    && !strncmp(o->path, path, sizeof(o->path) - 1))
-			return 1;
-	}
-	return 0;
-}
-
-void xom_object_remember(uintptr_t bias, uintptr_t lo, uintptr_t hi,
-                         const char *path, const char *profile_key,
-                         const struct xom_plan_head *plan)
+void xom_object_remember(const struct xom_object *src)
 {
 	for (int i = 0; i < MAX_OBJS && i <= nobjs; i++) {
 		struct xom_object *o = &objs[i];
 		if (o->live)
 			continue;
-		o->bias = bias;
-		o->lo = lo;
-		o->hi = hi;
-		o->plan = plan;
-		xom_copy_str(o->path, sizeof(o->path), path);
-		xom_copy_str(o->profile_key, sizeof(o->profile_key), profile_key);
+		if (i < nobjs)
+			unhash(i);
+		/* The handler may be reading this slot: fill it while it is
+		 * not live, and publish it last. */
+		struct xom_object fill = *src;
+		fill.live = 0;
+		memcpy(o, &fill, sizeof(*o));
+		unsigned h = hash_map(o->bias, o->lo);
+		while (by_map[h])
+			h = (h + 1) & (HASH_SLOTS - 1);
+		by_map[h] = (uint16_t)(i + 1);
 		__atomic_store_n(&o->live, 1, __ATOMIC_RELEASE);
 		if (i == nobjs)
 			__atomic_store_n(&nobjs, i + 1, __ATOMIC_RELEASE);
 		return;
 	}
-	xom_say("%s: too many objects loaded; xom cannot name its faults", path);
+	xom_say("%s: too many objects loaded; xom cannot name its faults", src->path);
+}
+
+void xom_objects_each(void (*fn)(struct xom_object *o, void *arg), void *arg)
+{
+	for (int i = 0; i < used(); i++)
+		if (objs[i].live)
+			fn(&objs[i], arg);
 }
 
 /* ---- the lock ----------------------------------------------------------- */
 
+/*
+ * A recursive lock, because constructors run by dlopen may call dlopen
+ * again.  The owner is a thread ID: a lock whose owner no longer exists in
+ * this process - a fork child's copy of a lock that another thread of the
+ * parent held - is taken over, so no fork handler is needed (the audit
+ * module's copy of libc runs none).  While a thread holds it, its signals
+ * are blocked and cancellation is off: no signal handler can longjmp out of
+ * the object phase and no cancellation can unwind it, either of which
+ * would leave the lock held for ever.
+ */
 static int lock_owner;
-static int lock_depth;
+static __thread int lock_depth;         /* this thread's nesting */
+static sigset_t lock_saved_mask;
+static int lock_saved_cancel;
 
-/* A recursive lock: constructors run by dlopen may call dlopen again. */
-void xom_lock(void)
+static int thread_gone(int tid)
 {
-	int self = (int)syscall(SYS_gettid);
+	return syscall(SYS_tgkill, (long)getpid(), (long)tid, 0) != 0
+	       && errno == ESRCH;
+}
 
-	if (__atomic_load_n(&lock_owner, __ATOMIC_RELAXED) == self) {
-		lock_depth++;
+void xom_enter(void)
+{
+	if (lock_depth) {
+		lock_depth++;   /* this thread holds it already */
 		return;
 	}
-	int free_ = 0;
-	while (!__atomic_compare_exchange_n(&lock_owner, &free_, self, 0,
-	                                    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-		free_ = 0;
+	int self = (int)syscall(SYS_gettid), saved = errno;
+	sigset_t all, old;
+
+	sigfillset(&all);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, 8);
+	for (int spins = 0;; spins++) {
+		int owner = 0;
+		if (__atomic_compare_exchange_n(&lock_owner, &owner, self, 0,
+		                                __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			break;
+		if (spins > 64 && thread_gone(owner))
+			__atomic_compare_exchange_n(&lock_owner, &owner, 0, 0,
+			                            __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 		syscall(SYS_sched_yield);
 	}
+	int cancel;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	lock_depth = 1;
+	lock_saved_mask = old;
+	lock_saved_cancel = cancel;
+	errno = saved;
 }
 
-void xom_unlock(void)
+void xom_leave(void)
 {
-	if (--lock_depth == 0)
+	int saved = errno;
+
+	if (--lock_depth == 0) {
+		sigset_t mask = lock_saved_mask;
+		int cancel = lock_saved_cancel, ignored;
 		__atomic_store_n(&lock_owner, 0, __ATOMIC_RELEASE);
+		pthread_setcancelstate(cancel, &ignored);
+		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &mask, NULL, 8);
+	}
+	errno = saved;
 }
 
-/* A child of fork has one thread; a lock held by another thread of the
- * parent would never be released there. */
 void xom_lock_reset(void)
 {
+	/* fork() runs this in the child, in the thread that forked: if that
+	 * thread held the lock, fork was called from inside xom, which does
+	 * not happen; any other owner does not exist here. */
 	lock_owner = 0;
 	lock_depth = 0;
-}
-
-/* ---- the sync ------------------------------------------------------------ */
-
-static int sync_one(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	(void)arg;
-	xom_add_object(info->dlpi_name, info->dlpi_addr, info->dlpi_phdr,
-	               info->dlpi_phnum);
-	return 0;
-}
-
-static int mark_present(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	uintptr_t lo, hi;
-	unsigned char *seen = arg;
-
-	(void)size;
-	xom_elf_exec_span(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum,
-	                  &lo, &hi);
-	for (int i = 0; i < used(); i++)
-		if (objs[i].live && objs[i].bias == info->dlpi_addr
-		    && objs[i].lo == lo)
-			seen[i] = 1;
-	return 0;
-}
-
-void xom_sync_objects(void)
-{
-	static unsigned char seen[MAX_OBJS];
-
-	if (!xom_active)
-		return;
-	/* Forget what was unloaded, so that a new mapping at the same
-	 * address is protected again. */
-	memset(seen, 0, (size_t)nobjs);
-	dl_iterate_phdr(mark_present, seen);
-	for (int i = 0; i < used(); i++)
-		if (objs[i].live && !seen[i])
-			__atomic_store_n(&objs[i].live, 0, __ATOMIC_RELEASE);
-	dl_iterate_phdr(sync_one, NULL);
 }

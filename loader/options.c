@@ -143,10 +143,6 @@ static int set_value(const struct entry *e, struct xom_opts *o, const char *v,
 		if (!*v)
 			return fail(err, cap, e->key, e->kind == K_PATH
 			            ? " needs a path" : " needs a directory or off", NULL);
-		if (e->kind == K_DIR_OFF)
-			o->cache_off = !strcmp(v, "off");
-		if (e->kind == K_DIR_OFF && o->cache_off)
-			v = NULL;
 		memcpy(field, &v, sizeof(v));
 		return 0;
 	case K_LIST:
@@ -159,17 +155,59 @@ static int set_value(const struct entry *e, struct xom_opts *o, const char *v,
 	return -1;
 }
 
+static void set_default(struct xom_opts *o, const struct entry *e)
+{
+	char *field = (char *)o + e->off;
+
+	if (e->kind == K_ENUM || e->kind == K_INT) {
+		int n = e->kind == K_ENUM ? enum_index(e->values, e->def)
+		        : (int)in_range(e->values, e->def);
+		memcpy(field, &n, sizeof(n));
+	} else {
+		const char *v = *e->def ? e->def : NULL;
+		memcpy(field, &v, sizeof(v));
+	}
+}
+
 static void set_defaults(struct xom_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->log_fd = 2;
+	for (size_t i = 0; i < xom_opt_count; i++)
+		set_default(o, &entries[i]);
+}
+
+/* Whether the value of e in o differs from the default in a way that an
+ * untrusted caller must not choose: every path, and every value that can
+ * leave code readable.  require=1 and seal=1 only ask for more, and
+ * verbose only says more. */
+static int untrusted(const struct xom_opts *o, const struct entry *e)
+{
+	struct xom_opts d;
+	const char *f = (const char *)o + e->off;
+
+	set_defaults(&d);
+	if (!strcmp(e->key, "require") || !strcmp(e->key, "seal")
+	    || !strcmp(e->key, "verbose"))
+		return 0;
+	return memcmp(f, (const char *)&d + e->off,
+	              e->kind == K_ENUM || e->kind == K_INT ? sizeof(int)
+	                                                    : sizeof(char *)) != 0;
+}
+
+void xom_options_secure(struct xom_opts *o, char *ignored, size_t cap)
+{
+	struct text t = { ignored, 0, cap };
+
+	if (cap)
+		ignored[0] = 0;
 	for (size_t i = 0; i < xom_opt_count; i++) {
-		const struct entry *e = &entries[i];
-		char *field = (char *)o + e->off;
-		int n = e->kind == K_ENUM ? enum_index(e->values, e->def)
-		        : e->kind == K_INT ? (int)in_range(e->values, e->def) : 0;
-		if (e->kind == K_ENUM || e->kind == K_INT)
-			memcpy(field, &n, sizeof(n));
+		if (!untrusted(o, &entries[i]))
+			continue;
+		if (t.n)
+			puts_(&t, ",");
+		puts_(&t, entries[i].key);
+		set_default(o, &entries[i]);
 	}
 }
 
@@ -227,7 +265,7 @@ static int join(char *buf, size_t cap, const char *a, const char *b)
 
 int xom_cache_dir(const struct xom_opts *o, char *buf, size_t cap)
 {
-	if (o->cache_off)
+	if (o->cache && !strcmp(o->cache, "off"))
 		return XOM_CACHE_OFF;
 	if (o->cache)
 		return join(buf, cap, o->cache, "") ? XOM_CACHE_NONE : XOM_CACHE_DIR;

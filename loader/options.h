@@ -8,6 +8,8 @@
 
 #include <stddef.h>
 
+#define XOM_SYSTEM_STORE "/var/cache/xom"
+
 enum { XOM_ENFORCE, XOM_AUDIT, XOM_OFF };       /* mode */
 enum { XOM_BACKEND_PKEY, XOM_BACKEND_NONE };    /* backend */
 
@@ -18,13 +20,11 @@ enum { XOM_BACKEND_PKEY, XOM_BACKEND_NONE };    /* backend */
 #define XOM_FIELD_LIST(k) const char *k;
 
 /* The values in force.  Strings point into the buffer given to the parser,
- * or are NULL when absent; cache is NULL for "off" and for the default
- * (see xom_cache_dir). */
+ * or are NULL when absent (see xom_cache_dir for the cache's default). */
 struct xom_opts {
 #define XOM_OPT(key, kind, def, values, help) XOM_FIELD_##kind(key)
 #include "options.def"
 #undef XOM_OPT
-	int cache_off;          /* cache=off was given */
 	int log_fd;             /* where the xom: lines go (the runtime's) */
 };
 
@@ -49,6 +49,14 @@ int xom_options_parse(const char *text, struct xom_opts *o, char *buf,
  * XDG_CACHE_HOME or HOME). */
 enum { XOM_CACHE_DIR, XOM_CACHE_OFF, XOM_CACHE_NONE };
 int xom_cache_dir(const struct xom_opts *o, char *buf, size_t cap);
+
+/*
+ * For a secure-execution program (set-user-ID, set-group-ID, file
+ * capabilities), whose environment belongs to an untrusted caller: puts
+ * back the default of every key that names a path or can weaken the
+ * protection, and lists the keys it reset in ignored (comma-separated).
+ */
+void xom_options_secure(struct xom_opts *o, char *ignored, size_t cap);
 
 /* 1 when path or its base name matches one of o's exclude patterns. */
 int xom_opt_excludes(const struct xom_opts *o, const char *path);

@@ -4,15 +4,49 @@
  * Phases: xom_key_alloc runs at start; the protection calls in the object
  * phase.  xom_key is read by the fault handler.
  */
+#include <cpuid.h>
 #include <errno.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "loader.h"
+#include "xom_loader.h"
 
 int xom_key = -1;
 unsigned long xom_prot_calls;
+
+/* CPUID.(EAX=7,ECX=0):ECX bit 3 is PKU, bit 4 OSPKE (the kernel set CR4.PKE). */
+static unsigned cpu_pkey_bits(void)
+{
+	unsigned a, b, c = 0, d;
+
+	if (__get_cpuid_max(0, NULL) < 7)
+		return 0;
+	__cpuid_count(7, 0, a, b, c, d);
+	(void)a, (void)b, (void)d;
+	return (c >> 3) & 3;
+}
+
+/* Why pkey_alloc failed with err.  Debian's kernel fails it with ENOSPC on
+ * a CPU without PKU, the errno of "every key is taken", so the CPU is
+ * asked first. */
+static const char *alloc_failure(int err)
+{
+	unsigned bits = cpu_pkey_bits();
+
+	if (!(bits & 1))
+		return "this CPU has no memory protection keys (PKU)";
+	if (!(bits & 2))
+		return "the kernel has not enabled memory protection keys (no OSPKE)";
+	switch (err) {
+	case ENOSPC: return "all protection keys are already in use";
+	case ENOSYS: return "the kernel has no pkey_alloc";
+	case EPERM: return "pkey_alloc is refused (a seccomp filter, as in some container runtimes?)";
+	case EINVAL: return "this kernel does not support protection keys";
+	default: return "pkey_alloc failed";
+	}
+}
 
 int xom_key_alloc(void)
 {
@@ -21,13 +55,7 @@ int xom_key_alloc(void)
 		xom_key = (int)k;
 		return 0;
 	}
-	const char *why;
-	switch (errno) {
-	case EINVAL: why = "protection keys are not supported by this CPU or kernel"; break;
-	case ENOSPC: why = "all protection keys are already in use"; break;
-	case ENOSYS: why = "the kernel has no pkey_alloc"; break;
-	default: why = "pkey_alloc failed"; break;
-	}
+	const char *why = alloc_failure(errno);
 	if (xom_opt.require)
 		xom_refuse(why);
 	xom_say("%s; running unprotected", why);
@@ -47,4 +75,40 @@ void xom_unprotect(uintptr_t a, size_t len, int prot)
 	if (xom_opt.backend == XOM_BACKEND_NONE)
 		return;
 	syscall(SYS_pkey_mprotect, a, len, prot, 0);
+}
+
+int xom_key_guard(int key)
+{
+	static int said;
+
+	if (!xom_active || xom_key < 0 || key != xom_key)
+		return 0;
+	if (!said++)
+		xom_say("the program tried to free or change protection key %d, which xom uses; refused (EINVAL)",
+		        key);
+	return 1;
+}
+
+/* RDPKRU: the calling thread's rights for every key. */
+static unsigned rdpkru(void)
+{
+	unsigned eax, edx, ecx = 0;
+
+	__asm__ volatile(".byte 0x0f, 0x01, 0xee" : "=a"(eax), "=d"(edx) : "c"(ecx));
+	(void)edx;
+	return eax;
+}
+
+int xom_key_check(void)
+{
+	static int said;
+
+	if (!xom_active || xom_key < 0 || xom_opt.backend == XOM_BACKEND_NONE)
+		return 0;
+	if ((rdpkru() >> (2 * xom_key)) & PKEY_DISABLE_ACCESS)
+		return 0;
+	if (!said++)
+		xom_say("protection key %d no longer denies reads in this thread: the program changed its rights or freed and reused the key with raw system calls; code is readable",
+		        xom_key);
+	return 1;
 }

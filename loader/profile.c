@@ -3,7 +3,8 @@
  * that audit mode saw read.
  *
  * Lines are "<build-id in hex, or path> 0x<link-time page>".  Phases: the
- * profile is mapped at start, its pages are looked up per object, and the
+ * profile is mapped for one batch of objects and unmapped at its end (it is
+ * a list of readable code pages, which must not stay in memory), and the
  * fault handler appends to it (open, write, close: async-signal-safe).
  */
 #include <fcntl.h>
@@ -15,22 +16,31 @@
 static const char *profile_map;
 static size_t profile_len;
 
-void xom_profile_load(void)
+void xom_profile_open(void)
 {
-	if (!xom_opt.profile)
+	struct stat st;
+
+	if (!xom_opt.profile || profile_map)
 		return;
 	int fd = open(xom_opt.profile, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;         /* A first audit run creates it. */
-	struct stat st;
-	if (fstat(fd, &st) == 0 && st.st_size > 0) {
-		void *p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+		void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (p != MAP_FAILED) {
 			profile_map = p;
-			profile_len = st.st_size;
+			profile_len = (size_t)st.st_size;
 		}
 	}
 	close(fd);
+}
+
+void xom_profile_close(void)
+{
+	if (profile_map)
+		munmap((void *)profile_map, profile_len);
+	profile_map = NULL;
+	profile_len = 0;
 }
 
 /* The hex page number after "<key> 0x" on one line, or -1 if none. */
@@ -58,7 +68,7 @@ size_t xom_profile_pages(const char *key, uint64_t *out, size_t cap)
 	const char *p = profile_map, *end = profile_map + profile_len;
 
 	while (p && p < end && n < cap) {
-		const char *nl = memchr(p, '\n', end - p);
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *eol = nl ? nl : end;
 		if (line_page(p, eol, key, keylen, &out[n]) == 0)
 			n++;
@@ -74,13 +84,19 @@ size_t xom_profile_pages(const char *key, uint64_t *out, size_t cap)
 	return n;
 }
 
+/* The profile's name for an object: its build-id in hex, else its path. */
+static const char *profile_key(const struct xom_object *o)
+{
+	return o->flags & XOM_OBJ_BUILD_ID ? o->key : o->path;
+}
+
 void xom_profile_append(const struct xom_object *o, uint64_t page)
 {
-	char line[256];
+	char line[512];
 
 	if (!xom_opt.profile)
 		return;
-	size_t n = xom_fmt(line, sizeof(line) - 1, "%s %#lx", o->profile_key,
+	size_t n = xom_fmt(line, sizeof(line) - 1, "%s %#lx", profile_key(o),
 	                   (unsigned long)page);
 	line[n++] = '\n';
 	int fd = open(xom_opt.profile, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,

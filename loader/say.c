@@ -2,14 +2,24 @@
  * say.c - xom's one-line messages: "xom: ...\n" on the log descriptor.
  *
  * Phase: any, the fault handler included.  The formatter is a small,
- * allocation-free printf for %s %c %d %u %x (with the l and z size
- * modifiers and the # flag for a 0x prefix) and %m (errno's name and
- * number), in the manner of OpenBSD's _dl_printf: stdio may allocate, take
+ * allocation-free printf for %s (with a precision, %.*s), %c %d %u %x
+ * (with the l and z size modifiers and the # flag for a 0x prefix) and %m
+ * (errno's name and number), in the manner of OpenBSD's _dl_printf: stdio may allocate, take
  * locks and is not async-signal-safe.
+ *
+ * The log descriptor is a number that the host may close and reuse: a
+ * daemon that closes its descriptors and opens a database would get xom's
+ * lines in the database.  So the file behind it is recorded when xom starts
+ * and checked before every line; a line for a file that is no longer the
+ * one recorded is dropped.  A line that would pass the file-size limit is
+ * dropped too: the write would raise SIGXFSZ and kill the host.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "loader.h"
@@ -59,17 +69,23 @@ static void put_errno(struct out *o, int err)
 	put_num(o, (unsigned)err, 10, 0);
 }
 
-static void put_arg(struct out *o, char conv, int lng, int hash, int err,
+struct spec { int lng, hash, prec; };
+
+static void put_arg(struct out *o, char conv, const struct spec *sp, int err,
                     va_list *ap)
 {
 	unsigned long long u;
 	long long s;
+	int lng = sp->lng;
 
 	switch (conv) {
 	case 's': {
 		const char *str = va_arg(*ap, const char *);
 		str = str ? str : "(null)";
-		put(o, str, strlen(str));
+		size_t n = strlen(str);
+		if (sp->prec >= 0 && (size_t)sp->prec < n)
+			n = (size_t)sp->prec;
+		put(o, str, n);
 		return;
 	}
 	case 'c': {
@@ -90,7 +106,7 @@ static void put_arg(struct out *o, char conv, int lng, int hash, int err,
 	case 'u':
 	case 'x':
 		u = lng ? va_arg(*ap, unsigned long) : va_arg(*ap, unsigned);
-		put_num(o, u, conv == 'x' ? 16 : 10, hash && conv == 'x');
+		put_num(o, u, conv == 'x' ? 16 : 10, sp->hash && conv == 'x');
 		return;
 	default:
 		put(o, "%", 1);
@@ -112,17 +128,21 @@ size_t xom_vfmt(char *buf, size_t cap, const char *fmt, va_list ap)
 			put(&o, f, 1);
 			continue;
 		}
-		int hash = 0, lng = 0;
+		struct spec sp = { 0, 0, -1 };
 		if (*++f == '#')
-			hash = 1, f++;
+			sp.hash = 1, f++;
+		if (*f == '.' && f[1] == '*') {
+			sp.prec = va_arg(aq, int);
+			f += 2;
+		}
 		while (*f == 'l' || *f == 'z')
-			lng = 1, f++;
+			sp.lng = 1, f++;
 		if (!*f)
 			break;
 		if (*f == '%')
 			put(&o, "%", 1);
 		else
-			put_arg(&o, *f, lng, hash, err, &aq);
+			put_arg(&o, *f, &sp, err, &aq);
 	}
 	va_end(aq);
 	buf[o.n] = 0;
@@ -139,6 +159,48 @@ size_t xom_fmt(char *buf, size_t cap, const char *fmt, ...)
 	return n;
 }
 
+static struct { int fd, known; dev_t dev; ino_t ino; } log_id = { -1, 0, 0, 0 };
+
+void xom_log_init(int fd)
+{
+	struct stat st;
+
+	log_id.fd = fd;
+	log_id.known = fstat(fd, &st) == 0;
+	log_id.dev = st.st_dev;
+	log_id.ino = st.st_ino;
+	xom_opt.log_fd = log_id.known ? fd : -1;
+}
+
+/* Whether n more bytes fit under RLIMIT_FSIZE in the file st describes. */
+static int fits(const struct stat *st, size_t n)
+{
+	struct rlimit rl;
+
+	if (!S_ISREG(st->st_mode) || syscall(SYS_getrlimit, RLIMIT_FSIZE, &rl) != 0
+	    || rl.rlim_cur == RLIM_INFINITY)
+		return 1;
+	return (rlim_t)st->st_size + n <= rl.rlim_cur;
+}
+
+static int checked_fd(size_t n)
+{
+	struct stat st;
+
+	if (!log_id.known || fstat(log_id.fd, &st) != 0
+	    || st.st_dev != log_id.dev || st.st_ino != log_id.ino || !fits(&st, n))
+		return -1;
+	return log_id.fd;
+}
+
+int xom_log_fd(void)
+{
+	int saved = errno, fd = checked_fd(0);
+
+	errno = saved;
+	return fd;
+}
+
 void xom_say(const char *fmt, ...)
 {
 	char line[1024];
@@ -150,9 +212,10 @@ void xom_say(const char *fmt, ...)
 	size_t n = 5 + xom_vfmt(line + 5, sizeof(line) - 6, fmt, ap);
 	va_end(ap);
 	line[n++] = '\n';
+	int fd = checked_fd(n);
 	ssize_t r;
 	do
-		r = write(xom_opt.log_fd, line, n);
+		r = fd < 0 ? 0 : write(fd, line, n);
 	while (r < 0 && errno == EINTR);
 	errno = saved;
 }

@@ -1,36 +1,23 @@
 /*
- * xom_loader.h - the runtime core, as the LD_PRELOAD door (preload/) and the
- * LD_AUDIT module (loader/audit.c) see it.
+ * xom_loader.h - the runtime, as the doors see it: the LD_PRELOAD library
+ * (preload/) and the LD_AUDIT module (loader/audit.c).
  *
- * The core finds each loaded object's plan (from the plan cache, or from the
- * xom-plan helper on a miss), applies it with the pkey backend, and owns the
- * SIGSEGV handler that reports reads of protected code.
+ * A door starts the runtime once (xom_start), then hands it each batch of
+ * newly mapped objects: it adds them one by one (xom_batch_add, cheap
+ * enough for a dynamic-linker callback) and runs the batch where the
+ * dynamic linker holds none of its locks, or, in the audit door, before
+ * any of the new objects' code runs (xom_batch_run).  The preload door
+ * lets xom_sync_objects compare dl_iterate_phdr with what it knows.
  *
- * XOM_OPTIONS is a list of key=value pairs separated by ':':
- *   mode=enforce|audit|off   enforce (default) kills a reader of protected
- *                            code, audit logs the read and lets it go on,
- *                            off leaves the program alone.
- *   backend=pkey|none        none plans every object but changes nothing; it
- *                            counts the protection calls it would have made.
- *   require=0|1              1: refuse to run (exit 127) when protection keys
- *                            are unavailable or XOM_OPTIONS is invalid.
- *   verbose=N                1: one line per object; 2: also the totals.
- *   log=PATH                 write the xom: lines there instead of fd 2.
- *   cache=DIR|off            plan cache directory (default
- *                            $XDG_CACHE_HOME/xom, else $HOME/.cache/xom).
- *   profile=PATH             pages read in audit mode are appended here; in
- *                            every mode the pages listed stay readable.
- *   exclude=PAT,...          fnmatch patterns, matched against an object's
- *                            path and its base name, to leave alone.
- * An unknown key or a bad value prints one line naming it, and xom then
- * protects nothing (the program runs as if xom were absent), because
- * guessing what a mistyped option meant could weaken or break the program;
- * with require=1 anywhere in the string the program is refused instead.
+ * XOM_OPTIONS (loader/options.def) says how; with require=1 the runtime
+ * refuses to run a program that it cannot protect, with exit status
+ * XOM_REFUSED_STATUS (126, "found but cannot run", as a shell would say),
+ * and a late batch that it cannot protect makes xom_batch_run fail.
  *
- * Only one copy of the core is active per process.  When both libraries are
- * loaded, the audit module (which starts first and sees every object) owns
- * the key, the objects and the handler, and the preload library forwards its
- * sigaction calls to it through xom_audit_api.
+ * Only one copy of the runtime is active per process.  When both libraries
+ * are loaded, the audit module (which starts first and sees every object)
+ * owns the key, the objects and the handler, and the preload library
+ * forwards its sigaction calls to it through xom_audit_api.
  */
 #ifndef XOM_LOADER_H
 #define XOM_LOADER_H
@@ -40,40 +27,80 @@
 #include <stdint.h>
 
 /* Start-up: reads XOM_OPTIONS and allocates the key.  who names the door
- * ("preload" or "audit") in messages.  Returns 1 when xom is active. */
+ * ("preload" or "audit").  Returns 1 when xom is active. */
 int xom_start(const char *who);
 
-/* Protects one loaded object.  name is the link map's name ("" for the main
- * program), bias its load bias, phdr/phnum its program headers in memory
- * (may be NULL when unknown).  Safe to call twice for the same mapping. */
-void xom_add_object(const char *name, uintptr_t bias,
-                    const ElfW(Phdr) *phdr, int phnum);
+/* flags for xom_batch_add */
+#define XOM_ADD_MAIN 4          /* the main program */
+#define XOM_ADD_OTHER_NS 2      /* a namespace of dlmopen or the audit module */
 
-/* The same for a link map, whose program headers are found in memory: the
- * auxiliary vector's for the main program (is_main), else the ELF header
- * at the load bias. */
-void xom_add_link_map(struct link_map *map, int is_main);
+/* Adds one mapped object to the batch: name is the link map's name,
+ * bias its load bias, phdr/phnum its program headers in memory (NULL
+ * when unknown).  Only copies: safe inside dynamic-linker callbacks. */
+void xom_batch_add(const char *name, uintptr_t bias,
+                   const ElfW(Phdr) *phdr, int phnum, int flags);
+
+/* Protects the batch.  Returns 0, or -1 when require=1 and an object
+ * could not be protected (only after start-up: at start-up the process
+ * is refused). */
+int xom_batch_run(void);
 
 /* Forgets every object whose executable mappings overlap [start, end):
  * their addresses have been unmapped or reused. */
 void xom_forget_range(uintptr_t start, uintptr_t end);
 
-/* Protects every object dl_iterate_phdr shows that is not yet protected,
- * and forgets the ones that were unloaded. */
-void xom_sync_objects(void);
+/* The preload door's sync: protects what dl_iterate_phdr shows that is
+ * new and forgets what was unloaded; as xom_batch_run for the result. */
+int xom_sync_objects(void);
 
-/* Serialises dlopen/dlclose with xom_sync_objects so that an object unloaded
- * and loaded again at the same address is never mistaken for the old one. */
-void xom_lock(void);
-void xom_unlock(void);
-void xom_lock_reset(void);      /* in a fork child */
+/* A fork child: xom's lock, if another thread held it, is free. */
+void xom_lock_reset(void);
 
 /* The program's view of SIGSEGV: xom's handler stays installed and passes
  * faults that are not reads of protected code to the handler set here.
  * Returns -1 when xom is not active: the caller uses the real sigaction. */
 int xom_sigaction(const struct sigaction *act, struct sigaction *old);
 
-/* The program headers of a mapped object (see xom_add_link_map), or NULL. */
+/* Installs xom's handler through this sigaction (the program's libc), so
+ * that the signal return trampoline is libc's. */
+void xom_fault_use_libc(int (*sa)(int, const struct sigaction *,
+                                  struct sigaction *));
+
+/* Start-up is over: later objects are the program's own dlopen calls.
+ * Says the totals under verbose=2. */
+void xom_started_up(void);
+
+/* 1 (after one line, once) when key is xom's protection key, which the
+ * program must not free or set: a freed key could be handed out again
+ * with rights that read code. */
+int xom_key_guard(int key);
+
+/*
+ * The libc calls that xom stands in for (loader/calls.c).  The door fills
+ * xom_libc with the program's libc functions; the preload library's copy
+ * of the runtime, when the audit module owns the protection, also gets the
+ * audit module's sigaction and key guard to forward to.
+ */
+struct xom_libc {
+	int (*sigaction)(int, const struct sigaction *, struct sigaction *);
+	sighandler_t (*sigset)(int, sighandler_t);
+	int (*pkey_free)(int);
+	int (*pkey_set)(int, unsigned);
+	int (*forward)(const struct sigaction *act, struct sigaction *old);
+	int (*key_guard)(int key);
+};
+extern struct xom_libc xom_libc;
+int xom_call_sigaction(int sig, const struct sigaction *act,
+                       struct sigaction *old);
+sighandler_t xom_call_signal(int sig, sighandler_t handler);
+sighandler_t xom_call_sysv_signal(int sig, sighandler_t handler);
+sighandler_t xom_call_sigset(int sig, sighandler_t disp);
+int xom_call_pkey_free(int key);
+int xom_call_pkey_set(int key, unsigned rights);
+
+/* The program headers of a mapped object, or NULL: the auxiliary
+ * vector's for the main program (is_main), else the ELF header's at the
+ * load bias. */
 const ElfW(Phdr) *xom_link_map_phdrs(const struct link_map *map, int is_main,
                                      int *phnum);
 
@@ -91,8 +118,9 @@ void *xom_lookup_dynsym(uintptr_t bias, const ElfW(Phdr) *ph, int phnum,
  */
 struct xom_audit_api {
 	uint32_t magic;         /* XOM_AUDIT_MAGIC */
-	uint32_t version;       /* 1 */
+	uint32_t version;       /* 2 */
 	int (*sigaction)(const struct sigaction *act, struct sigaction *old);
+	int (*key_guard)(int key);
 };
 struct xom_preload_link {
 	const struct xom_audit_api *audit;

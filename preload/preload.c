@@ -2,11 +2,13 @@
  * preload.c - the LD_PRELOAD door: libxom.so.
  *
  * The constructor protects everything already loaded; the dlopen, dlmopen
- * and dlclose wrappers protect what arrives later and forget what leaves;
- * sigaction and signal keep xom's SIGSEGV handler first while the program
- * sees its own.  If libxom-audit.so is loaded too, it has already protected
- * everything and owns the key and the handler, so this library only
- * forwards the program's SIGSEGV settings to it.
+ * and dlclose wrappers protect what arrives later and forget what leaves.
+ * The signal and key functions that the program calls are xom's
+ * (loader/calls.c): xom's SIGSEGV handler stays first while the program
+ * sees its own, and the program cannot free or change xom's key.  If
+ * libxom-audit.so is loaded too, it has already protected everything and
+ * owns the key and the handler, so this library only forwards the
+ * program's SIGSEGV settings and key calls to it.
  *
  * Limitation: the dynamic linker takes the wrapper as dlopen's caller, so a
  * bare library name is not searched in the calling object's own DT_RUNPATH
@@ -16,7 +18,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
-#include <string.h>
+#include <sys/mman.h>
 
 #include "../loader/xom_loader.h"
 
@@ -25,21 +27,25 @@
 static void *(*real_dlopen)(const char *, int);
 static void *(*real_dlmopen)(Lmid_t, const char *, int);
 static int (*real_dlclose)(void *);
-static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
+static char *(*real_dlerror)(void);
 
-static const struct xom_audit_api *audit;
-static int owner;       /* 1: this library runs the core */
+static int owner;       /* 1: this library runs the runtime */
 
 static void resolve_real(void)
 {
-	if (real_sigaction)
+	if (real_dlclose)
 		return;
 	real_dlopen = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
 	real_dlmopen = (void *(*)(Lmid_t, const char *, int))
 	               dlsym(RTLD_NEXT, "dlmopen");
+	real_dlerror = (char *(*)(void))dlsym(RTLD_NEXT, "dlerror");
+	xom_libc.sigaction = (int (*)(int, const struct sigaction *,
+	                              struct sigaction *))dlsym(RTLD_NEXT, "sigaction");
+	xom_libc.sigset = (sighandler_t (*)(int, sighandler_t))
+	                  dlsym(RTLD_NEXT, "sigset");
+	xom_libc.pkey_free = (int (*)(int))dlsym(RTLD_NEXT, "pkey_free");
+	xom_libc.pkey_set = (int (*)(int, unsigned))dlsym(RTLD_NEXT, "pkey_set");
 	real_dlclose = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
-	real_sigaction = (int (*)(int, const struct sigaction *,
-	                          struct sigaction *))dlsym(RTLD_NEXT, "sigaction");
 }
 
 /* Filled in by libxom-audit.so, if it is loaded, before our constructor. */
@@ -55,98 +61,145 @@ static void add_namespace(void *h)
 		return;
 	while (map->l_prev)
 		map = map->l_prev;
-	for (; map; map = map->l_next)
+	for (; map; map = map->l_next) {
+		int n = 0;
+		const ElfW(Phdr) *ph = xom_link_map_phdrs(map, 0, &n);
 		if (map->l_name && *map->l_name)
-			xom_add_link_map(map, 0);
-}
-
-static void after_fork_child(void)
-{
-	xom_lock_reset();
+			xom_batch_add(map->l_name, map->l_addr, ph, n, XOM_ADD_OTHER_NS);
+	}
 }
 
 __attribute__((constructor)) static void start_preload(void)
 {
+	const struct xom_audit_api *audit = xom_preload_link.audit;
+
 	resolve_real();
-	audit = xom_preload_link.audit;
-	if (audit && (audit->magic != XOM_AUDIT_MAGIC || audit->version < 1))
-		audit = NULL;
-	if (audit)
+	if (audit && audit->magic == XOM_AUDIT_MAGIC && audit->version >= 2) {
+		xom_libc.forward = audit->sigaction;
+		xom_libc.key_guard = audit->key_guard;
 		return;
+	}
+	xom_fault_use_libc(xom_libc.sigaction);
 	if (!xom_start("preload"))
 		return;
 	owner = 1;
-	pthread_atfork(NULL, NULL, after_fork_child);
-	xom_lock();
+	pthread_atfork(NULL, NULL, xom_lock_reset);
 	xom_sync_objects();
-	xom_unlock();
+	xom_started_up();
+}
+
+/* ---- dlopen, dlmopen, dlclose, dlerror ---------------------------------- */
+
+/* Why this thread's last dlopen was refused, for its dlerror(). */
+static __thread const char *refusal;
+
+static void *refuse_handle(void *h)
+{
+	real_dlclose(h);
+	refusal = "xom: the library, or one it needs, cannot be protected (require=1)";
+	return NULL;
 }
 
 EXPORT void *dlopen(const char *file, int mode)
 {
 	resolve_real();
-	if (!owner)
-		return real_dlopen(file, mode);
-	xom_lock();
 	void *h = real_dlopen(file, mode);
-	if (h)
-		xom_sync_objects();
-	xom_unlock();
+	if (h && owner && xom_sync_objects() != 0)
+		return refuse_handle(h);
 	return h;
 }
 
 EXPORT void *dlmopen(Lmid_t lmid, const char *file, int mode)
 {
 	resolve_real();
-	if (!owner)
-		return real_dlmopen(lmid, file, mode);
-	xom_lock();
 	void *h = real_dlmopen(lmid, file, mode);
-	if (h) {
-		xom_sync_objects();
+	if (!h || !owner)
+		return h;
+	if (xom_sync_objects() != 0)
+		return refuse_handle(h);
+	if (lmid != LM_ID_BASE) {
 		add_namespace(h);
+		if (xom_batch_run() != 0)
+			return refuse_handle(h);
 	}
-	xom_unlock();
 	return h;
 }
 
 EXPORT int dlclose(void *h)
 {
 	resolve_real();
-	if (!owner)
-		return real_dlclose(h);
-	xom_lock();
 	int rc = real_dlclose(h);
-	xom_sync_objects();
-	xom_unlock();
+	if (owner)
+		xom_sync_objects();
 	return rc;
 }
 
-EXPORT int sigaction(int sig, const struct sigaction *act,
-                     struct sigaction *old)
+EXPORT char *dlerror(void)
 {
 	resolve_real();
-	if (sig == SIGSEGV) {
-		if (owner && xom_sigaction(act, old) == 0)
-			return 0;
-		if (audit && audit->sigaction(act, old) == 0)
-			return 0;
+	const char *r = refusal;
+	if (r) {
+		refusal = NULL;
+		return (char *)r;
 	}
-	return real_sigaction(sig, act, old);
+	return real_dlerror();
 }
 
-/* glibc's signal() calls sigaction internally, past this interposer, so
- * it needs its own wrapper; it has BSD semantics (SA_RESTART). */
-EXPORT __sighandler_t signal(int sig, __sighandler_t handler)
-{
-	struct sigaction act, old;
+/* ---- the calls xom stands in for ---------------------------------------- */
 
-	memset(&act, 0, sizeof(act));
-	act.sa_handler = handler;
-	act.sa_flags = SA_RESTART;
-	sigemptyset(&act.sa_mask);
-	sigaddset(&act.sa_mask, sig);
-	if (sigaction(sig, &act, &old) != 0)
-		return SIG_ERR;
-	return old.sa_handler;
+EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	resolve_real();
+	return xom_call_sigaction(sig, act, old);
+}
+
+EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+	resolve_real();
+	return xom_call_signal(sig, handler);
+}
+
+/* glibc declares it only for old X/Open feature levels. */
+sighandler_t bsd_signal(int sig, sighandler_t handler);
+
+EXPORT sighandler_t bsd_signal(int sig, sighandler_t handler)
+{
+	resolve_real();
+	return xom_call_signal(sig, handler);
+}
+
+EXPORT sighandler_t ssignal(int sig, sighandler_t handler)
+{
+	resolve_real();
+	return xom_call_signal(sig, handler);
+}
+
+EXPORT sighandler_t sysv_signal(int sig, sighandler_t handler)
+{
+	resolve_real();
+	return xom_call_sysv_signal(sig, handler);
+}
+
+EXPORT sighandler_t __sysv_signal(int sig, sighandler_t handler)
+{
+	resolve_real();
+	return xom_call_sysv_signal(sig, handler);
+}
+
+EXPORT sighandler_t sigset(int sig, sighandler_t disp)
+{
+	resolve_real();
+	return xom_call_sigset(sig, disp);
+}
+
+EXPORT int pkey_free(int key)
+{
+	resolve_real();
+	return xom_call_pkey_free(key);
+}
+
+EXPORT int pkey_set(int key, unsigned rights)
+{
+	resolve_real();
+	return xom_call_pkey_set(key, rights);
 }

@@ -1,14 +1,58 @@
 /*
- * build.h - making plans, for the xom-plan helper (the scanner side).
+ * build.h - making plans and symbol files from the scanner's code map, and
+ * scanning many files at once.  For the tools only (xom-plan, xom cache):
+ * this is the scanner side, never inside a host process.
  */
 #ifndef XOM_PLAN_BUILD_H
 #define XOM_PLAN_BUILD_H
+
+#include <stddef.h>
 
 #include "xom_plan.h"
 
 struct xom_map;
 
-/* A sealed, checked plan for the map, from malloc; NULL with why set. */
-struct xom_plan_head *xom_plan_build(const struct xom_map *m, const char **why);
+/* One file's result: a plan and its symbol file, or why there is none. */
+struct xom_built {
+	const char *path;               /* as asked for */
+	struct xom_plan_head *plan;     /* malloc'd, sealed; NULL on failure */
+	struct xom_syms_head *syms;     /* malloc'd, sealed; NULL if none */
+	int code;                       /* scan/xom_exit.h, when plan is NULL */
+	char why[256];
+};
+
+/*
+ * The plan and symbol file for the map of the file at path, whose identity
+ * and code checksum the caller took from the bytes it scanned.  Returns 0,
+ * or -1 with b->why set.
+ */
+int xom_plan_build(const struct xom_map *m, const char *path,
+                   const struct xom_file_ident *file, uint64_t code_sum,
+                   struct xom_built *b);
+
+/* Scans one file: opens it once, and takes its identity, code checksum and
+ * map from the same open file. */
+void xom_plan_file(const char *path, struct xom_built *b);
+
+/*
+ * Scans n files with up to jobs threads (0: one per core).  progress, when
+ * set, is called after each file with the count done so far, from one
+ * thread at a time.
+ */
+void xom_plan_files(struct xom_built *b, size_t n, int jobs,
+                    void (*progress)(size_t done, size_t n, void *arg),
+                    void *arg);
+
+void xom_built_free(struct xom_built *b);
+
+/*
+ * Adds plans to the store in dir: writes their symbol files, merges them
+ * into the index under the store's lock, and replaces the index by rename.
+ * dir is created when missing, mode 0700 for a user's store, 0755 for a
+ * shared one (the system store), and must be the caller's and writable by
+ * nobody else.  Returns 0, or -1 with why set.
+ */
+int xom_store_add(const char *dir, int shared, const struct xom_built *b,
+                  size_t n, char *why, size_t cap);
 
 #endif

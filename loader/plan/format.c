@@ -1,7 +1,7 @@
 /*
- * format.c - the plan file format (xom_plan.h): checksums, sealing,
- * checking, symbol lookup and writing.  Shared by the runtime and the
- * xom-plan helper.  Everything here runs in the fault handler too: no
+ * format.c - the plan, store and symbol-file formats (xom_plan.h): sizes,
+ * checksums, sealing, checking, keys and lookups.  Shared by the runtime
+ * and the tools.  Everything here also runs in the fault handler: no
  * allocation, no locks, no stdio.
  */
 #include <errno.h>
@@ -23,38 +23,38 @@ uint64_t xom_fnv(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
-static size_t head_span(const struct xom_plan_head *h)
+static size_t pad8(size_t n)
 {
-	return sizeof(*h) + (size_t)h->nsegs * sizeof(struct xom_plan_seg)
-	       + (size_t)h->nruns * sizeof(struct xom_plan_run);
+	return (n + 7) & ~(size_t)7;
 }
 
-static uint64_t sum_of_head(const struct xom_plan_head *h)
+size_t xom_plan_size(size_t nsegs, size_t nruns, size_t path_len)
 {
-	struct xom_plan_head copy = *h;
-
-	copy.sum_head = copy.sum_syms = 0;
-	uint64_t s = xom_fnv(XOM_FNV_INIT, &copy, sizeof(copy));
-	return xom_fnv(s, h + 1, head_span(h) - sizeof(*h));
+	return pad8(sizeof(struct xom_plan_head)
+	            + nsegs * sizeof(struct xom_plan_seg)
+	            + nruns * sizeof(struct xom_plan_run) + path_len);
 }
 
-static uint64_t sum_of_syms(const struct xom_plan_head *h)
+/* The checksum of a record whose sum field is at sum_at, taken with it zero. */
+static uint64_t sum_without(const void *p, size_t len, const uint64_t *sum_at)
 {
-	const char *base = (const char *)h + head_span(h);
+	size_t at = (size_t)((const char *)sum_at - (const char *)p);
+	const uint64_t zero = 0;
+	uint64_t s = xom_fnv(XOM_FNV_INIT, p, at);
 
-	return xom_fnv(XOM_FNV_INIT, base, h->total - head_span(h));
+	s = xom_fnv(s, &zero, sizeof(zero));
+	return xom_fnv(s, (const char *)p + at + 8, len - at - 8);
 }
 
 void xom_plan_seal(struct xom_plan_head *h)
 {
-	h->sum_head = sum_of_head(h);
-	h->sum_syms = sum_of_syms(h);
+	h->sum = sum_without(h, h->total, &h->sum);
 }
 
 static int run_in_segs(const struct xom_plan_head *h,
                        const struct xom_plan_run *r)
 {
-	const struct xom_plan_seg *s = (const void *)(h + 1);
+	const struct xom_plan_seg *s = xom_plan_segs(h);
 
 	for (uint32_t i = 0; i < h->nsegs; i++) {
 		uint64_t lo = s[i].vaddr & ~(uint64_t)(PAGE - 1);
@@ -65,35 +65,14 @@ static int run_in_segs(const struct xom_plan_head *h,
 	return 0;
 }
 
-int xom_plan_check(const void *buf, size_t len, const char **why)
+static int plan_body_ok(const struct xom_plan_head *h, const char **why)
 {
-	const struct xom_plan_head *h = buf;
+	const struct xom_plan_seg *s = xom_plan_segs(h);
+	const struct xom_plan_run *r = xom_plan_runs(h);
 
-	if (len < sizeof(*h))
-		return *why = "shorter than its header", -1;
-	if (memcmp(h->magic, XOM_PLAN_MAGIC, 8) != 0)
-		return *why = "bad magic", -1;
-	if (h->format != XOM_PLAN_FORMAT)
-		return *why = "unknown format version", -1;
-	if (h->total != len)
-		return *why = "length does not match its header (truncated?)", -1;
-	uint64_t need = sizeof(*h) + (uint64_t)h->nsegs * sizeof(struct xom_plan_seg)
-	                + (uint64_t)h->nruns * sizeof(struct xom_plan_run)
-	                + (uint64_t)h->nsyms * sizeof(struct xom_plan_sym)
-	                + h->names_len;
-	if (need != len)
-		return *why = "counts do not match its length", -1;
-	if (h->build_id_len > sizeof(h->build_id))
-		return *why = "build-id too long", -1;
-	if (h->whole_reason && h->nruns)
-		return *why = "whole-file reason with execute-only runs", -1;
-	if (h->sum_head != sum_of_head(h))
-		return *why = "header checksum mismatch", -1;
-	const struct xom_plan_seg *s = (const void *)(h + 1);
 	for (uint32_t i = 0; i < h->nsegs; i++)
-		if (s[i].vaddr + s[i].memsz < s[i].vaddr)
-			return *why = "segment wraps around", -1;
-	const struct xom_plan_run *r = (const void *)(s + h->nsegs);
+		if (s[i].vaddr + s[i].memsz < s[i].vaddr || s[i].filesz > s[i].memsz)
+			return *why = "segment wraps around or is inconsistent", -1;
 	for (uint32_t i = 0; i < h->nruns; i++) {
 		if (r[i].start >= r[i].end || (r[i].start | r[i].end) % PAGE)
 			return *why = "run not page-aligned or empty", -1;
@@ -102,20 +81,182 @@ int xom_plan_check(const void *buf, size_t len, const char **why)
 		if (!run_in_segs(h, &r[i]))
 			return *why = "run outside the executable segments", -1;
 	}
+	const char *path = xom_plan_path(h);
+	if (!h->path_len || path[h->path_len - 1] != 0)
+		return *why = "path not terminated", -1;
 	return 0;
 }
 
-const char *xom_plan_symbol(const struct xom_plan_head *h, uint64_t addr,
+int xom_plan_check(const void *buf, size_t len, const char **why)
+{
+	const struct xom_plan_head *h = buf;
+
+	if (len < sizeof(*h) || ((uintptr_t)buf & 7))
+		return *why = "shorter than its header", -1;
+	if (memcmp(h->magic, XOM_PLAN_MAGIC, 8) != 0)
+		return *why = "bad magic", -1;
+	if (h->format != XOM_PLAN_FORMAT)
+		return *why = "unknown format version", -1;
+	if (h->total != len || len > XOM_PLAN_MAX)
+		return *why = "length does not match its header (truncated?)", -1;
+	if (xom_plan_size(h->nsegs, h->nruns, h->path_len) != len)
+		return *why = "counts do not match its length", -1;
+	if (h->build_id_len > sizeof(h->build_id))
+		return *why = "build-id too long", -1;
+	if (h->whole_reason && h->nruns)
+		return *why = "whole-file reason with execute-only runs", -1;
+	if (h->sum != sum_without(h, len, &h->sum))
+		return *why = "checksum mismatch", -1;
+	return plan_body_ok(h, why);
+}
+
+void xom_plan_key_of(const struct xom_plan_head *h, struct xom_plan_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	if (h->build_id_len) {
+		k->kind = XOM_KEY_BUILD_ID;
+		k->len = h->build_id_len;
+		memcpy(k->bytes, h->build_id, h->build_id_len);
+	} else {
+		k->kind = XOM_KEY_IDENT;
+		k->len = sizeof(h->file);
+		memcpy(k->bytes, &h->file, sizeof(h->file));
+	}
+}
+
+int xom_key_equal(const struct xom_plan_key *a, const struct xom_plan_key *b)
+{
+	return a->kind == b->kind && a->len == b->len
+	       && !memcmp(a->bytes, b->bytes, a->len);
+}
+
+void xom_key_name(const struct xom_plan_key *k, char *out, size_t cap)
+{
+	size_t n = 0;
+
+	if (cap < XOM_KEY_NAME_MAX) {
+		if (cap)
+			out[0] = 0;
+		return;
+	}
+	if (k->kind != XOM_KEY_BUILD_ID)
+		out[n++] = 'f';
+	for (unsigned i = 0; i < k->len && n + 2 < cap; i++) {
+		out[n++] = "0123456789abcdef"[k->bytes[i] >> 4];
+		out[n++] = "0123456789abcdef"[k->bytes[i] & 15];
+	}
+	out[n] = 0;
+}
+
+uint64_t xom_key_hash(const struct xom_plan_key *k)
+{
+	return xom_fnv(xom_fnv(XOM_FNV_INIT, &k->kind, 1), k->bytes, k->len);
+}
+
+/* ---- the store index --------------------------------------------------- */
+
+int xom_store_check_head(const void *buf, size_t len, const char **why)
+{
+	const struct xom_store_head *h = buf;
+
+	if (len < sizeof(*h))
+		return *why = "shorter than its header", -1;
+	if (memcmp(h->magic, XOM_STORE_MAGIC, 8) != 0)
+		return *why = "bad magic", -1;
+	if (h->format != XOM_STORE_FORMAT)
+		return *why = "unknown format version", -1;
+	if (h->scan_version != XOM_PLAN_SCAN_VERSION)
+		return *why = "made by another scanner version", -1;
+	if (h->total != len)
+		return *why = "length does not match its header (truncated?)", -1;
+	if (h->sum != sum_without(h, sizeof(*h), &h->sum))
+		return *why = "header checksum mismatch", -1;
+	if (h->nslots & (h->nslots - 1))
+		return *why = "slot count not a power of two", -1;
+	if ((uint64_t)h->nslots * sizeof(struct xom_store_slot) > len - sizeof(*h))
+		return *why = "slot table past the end", -1;
+	return 0;
+}
+
+void xom_store_seal_head(struct xom_store_head *h)
+{
+	h->sum = sum_without(h, sizeof(*h), &h->sum);
+}
+
+/* The plan in one slot, if it is whole, well-formed and has key k. */
+static const struct xom_plan_head *slot_plan(const char *base, size_t len,
+                                             const struct xom_store_slot *s,
+                                             const struct xom_plan_key *k)
+{
+	const char *why;
+	struct xom_plan_key got;
+
+	if (s->off % 8 || s->off > len || s->len > len - s->off)
+		return NULL;
+	const struct xom_plan_head *h = (const void *)(base + s->off);
+	if (xom_plan_check(h, s->len, &why) != 0
+	    || h->scan_version != XOM_PLAN_SCAN_VERSION)
+		return NULL;
+	xom_plan_key_of(h, &got);
+	return xom_key_equal(&got, k) ? h : NULL;
+}
+
+const struct xom_plan_head *xom_store_find(const void *index, size_t len,
+                                           const struct xom_plan_key *k)
+{
+	const struct xom_store_head *h = index;
+	const struct xom_store_slot *slot = (const void *)(h + 1);
+	uint64_t hash = xom_key_hash(k);
+
+	if (!h->nslots)
+		return NULL;
+	for (uint32_t i = 0, at = (uint32_t)hash & (h->nslots - 1);
+	     i < h->nslots && slot[at].len; i++, at = (at + 1) & (h->nslots - 1)) {
+		if (slot[at].hash != hash)
+			continue;
+		const struct xom_plan_head *p = slot_plan(index, len, &slot[at], k);
+		if (p)
+			return p;
+	}
+	return NULL;
+}
+
+/* ---- symbol files -------------------------------------------------------- */
+
+int xom_syms_check(const void *buf, size_t len, const char **why)
+{
+	const struct xom_syms_head *h = buf;
+
+	if (len < sizeof(*h))
+		return *why = "shorter than its header", -1;
+	if (memcmp(h->magic, XOM_SYMS_MAGIC, 8) != 0 || h->format != XOM_SYMS_FORMAT)
+		return *why = "bad magic or format", -1;
+	if (h->total != len || h->build_id_len > sizeof(h->build_id))
+		return *why = "length does not match its header (truncated?)", -1;
+	if ((uint64_t)h->nsyms * sizeof(struct xom_plan_sym) + h->names_len
+	    != len - sizeof(*h))
+		return *why = "counts do not match its length", -1;
+	if (h->sum != sum_without(h, len, &h->sum))
+		return *why = "checksum mismatch", -1;
+	return 0;
+}
+
+void xom_syms_seal(struct xom_syms_head *h)
+{
+	h->sum = sum_without(h, h->total, &h->sum);
+}
+
+/* How far back from the last symbol at or below an address to look for one
+ * that contains it: functions nest only a little (cold parts, aliases). */
+#define SYMS_LOOKBACK 16
+
+const char *xom_syms_lookup(const struct xom_syms_head *h, uint64_t addr,
                             uint64_t *off)
 {
-	if (!h || !h->nsyms || h->sum_syms != sum_of_syms(h))
-		return NULL;
-	const struct xom_plan_sym *sym =
-		(const void *)((const char *)h + head_span(h));
+	const struct xom_plan_sym *sym = (const void *)(h + 1);
 	const char *names = (const char *)(sym + h->nsyms);
 	uint32_t lo = 0, hi = h->nsyms;
 
-	/* The last symbol that starts at or below addr. */
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 		if (sym[mid].addr <= addr)
@@ -123,14 +264,15 @@ const char *xom_plan_symbol(const struct xom_plan_head *h, uint64_t addr,
 		else
 			hi = mid;
 	}
-	if (!lo)
-		return NULL;
-	sym += lo - 1;
-	if (sym->name >= h->names_len
-	    || !memchr(names + sym->name, 0, h->names_len - sym->name))
-		return NULL;
-	*off = addr - sym->addr;
-	return names + sym->name;
+	for (uint32_t i = lo, n = 0; i > 0 && n < SYMS_LOOKBACK; i--, n++) {
+		const struct xom_plan_sym *s = &sym[i - 1];
+		if (addr - s->addr >= s->size || s->name >= h->names_len
+		    || !memchr(names + s->name, 0, h->names_len - s->name))
+			continue;
+		*off = addr - s->addr;
+		return names + s->name;
+	}
+	return NULL;
 }
 
 int xom_write_all(int fd, const void *p, size_t n)
@@ -147,9 +289,4 @@ int xom_write_all(int fd, const void *p, size_t n)
 		n -= (size_t)w;
 	}
 	return 0;
-}
-
-int xom_plan_write(int fd, const struct xom_plan_head *h)
-{
-	return xom_write_all(fd, h, h->total);
 }

@@ -1,43 +1,123 @@
 /*
- * xom-plan FILE - scans FILE and writes its plan (xom_plan.h) to stdout.
- * The runtime runs it on a plan-cache miss, so that Capstone and libelf are
+ * xom-plan - the helper that the runtime runs on a plan-store miss:
+ *
+ *   xom-plan [--store DIR [--fallback DIR]] [--jobs N] [--] FILE...
+ *
+ * scans each FILE (several at once, one thread per core), writes one record
+ * per FILE to stdout in the order given - its plan, or a failure record
+ * saying why there is none (xom_plan.h) - and, with --store, adds the plans
+ * and their symbol files to the user's store in DIR, or, when that cannot
+ * be written, in the --fallback DIR, saying so.  Capstone and libelf are
  * loaded only in this short-lived process, never in the host.
- * Exit status: 0 plan written, 1 the file could not be analysed, 2 usage or
- * output error.  Messages are one line on stderr, prefixed "xom: ".
+ *
+ * It is linked statically: the dynamic linker never runs for it, so neither
+ * LD_PRELOAD nor /etc/ld.so.preload can load xom into it, and no
+ * environment can make it spawn a helper of its own.
+ *
+ * Exit status (scan/xom_exit.h): 0 every file has a plan, 1 some file could
+ * not be analysed, 2 the output or the store could not be written, 64 usage.
+ * Messages are one line each on stderr, prefixed "xom: ".
  */
 #include <errno.h>
+#include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "../../scan/xom_scan.h"
+#include "../../scan/xom_exit.h"
 #include "build.h"
+
+static int write_noplan(const struct xom_built *b)
+{
+	char buf[sizeof(struct xom_noplan_head) + sizeof(b->why) + 8];
+	struct xom_noplan_head *h = (void *)buf;
+	size_t len = strlen(b->why) + 1;
+	size_t total = (sizeof(*h) + len + 7) & ~(size_t)7;
+
+	memset(buf, 0, total);
+	memcpy(h->magic, XOM_NOPLAN_MAGIC, 8);
+	h->format = XOM_PLAN_FORMAT;
+	h->scan_version = XOM_PLAN_SCAN_VERSION;
+	h->total = (uint32_t)total;
+	h->code = (uint32_t)b->code;
+	memcpy(h + 1, b->why, len);
+	return xom_write_all(1, buf, total);
+}
+
+/* Adds the plans to the user's store, or to the fallback, saying so. */
+static void keep(const char *store, const char *fallback,
+                 const struct xom_built *b, size_t n)
+{
+	char why[600], why2[600];
+
+	if (!store || xom_store_add(store, 0, b, n, why, sizeof(why)) == 0)
+		return;
+	if (fallback && xom_store_add(fallback, 0, b, n, why2, sizeof(why2)) == 0) {
+		fprintf(stderr, "xom: cannot keep plans in the cache (%s); keeping them in %s\n",
+		        why, fallback);
+		return;
+	}
+	fprintf(stderr, "xom: cannot keep plans in the cache (%s)%s%s; every start scans again\n",
+	        why, fallback ? ", nor in " : "", fallback ? fallback : "");
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: xom-plan [--store DIR [--fallback DIR]] [--jobs N] [--] FILE...\n");
+}
 
 int main(int argc, char **argv)
 {
-	char err[256];
-	const char *why;
-	struct xom_map *m;
+	static const struct option longs[] = {
+		{ "store", required_argument, NULL, 's' },
+		{ "fallback", required_argument, NULL, 'f' },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *store = NULL, *fallback = NULL;
+	int jobs = 0, c;
+	sigset_t none;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: xom-plan FILE\n");
-		return 2;
+	/* The runtime spawns this with every signal blocked. */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	while ((c = getopt_long(argc, argv, "+s:f:j:", longs, NULL)) != -1) {
+		if (c == 's')
+			store = optarg;
+		else if (c == 'f')
+			fallback = optarg;
+		else if (c == 'j')
+			jobs = atoi(optarg);
+		else
+			return usage(), XOM_EXIT_USAGE;
 	}
-	if (xom_scan_file(argv[1], &m, err, sizeof(err)) != 0) {
-		fprintf(stderr, "xom: %s: %s\n", argv[1], err);
-		return 1;
+	if (optind >= argc)
+		return usage(), XOM_EXIT_USAGE;
+	size_t n = (size_t)(argc - optind);
+	struct xom_built *b = calloc(n, sizeof(*b));
+	if (!b) {
+		fprintf(stderr, "xom: out of memory\n");
+		return XOM_EXIT_ENV;
 	}
-	struct xom_plan_head *h = xom_plan_build(m, &why);
-	xom_map_free(m);
-	if (!h) {
-		fprintf(stderr, "xom: %s: %s\n", argv[1], why);
-		return 1;
+	for (size_t i = 0; i < n; i++)
+		b[i].path = argv[optind + i];
+	xom_plan_files(b, n, jobs, NULL, NULL);
+
+	int status = XOM_EXIT_OK;
+	keep(store, fallback, b, n);
+	for (size_t i = 0; i < n; i++) {
+		int bad = b[i].plan ? xom_write_all(1, b[i].plan, b[i].plan->total)
+		                    : write_noplan(&b[i]);
+		if (bad) {
+			fprintf(stderr, "xom: cannot write the plans: %s\n", strerror(errno));
+			return XOM_EXIT_ENV;
+		}
+		if (!b[i].plan)
+			status = xom_exit_worst(status, b[i].code);
+		xom_built_free(&b[i]);
 	}
-	if (xom_plan_write(1, h) != 0) {
-		fprintf(stderr, "xom: %s: cannot write the plan: %s\n", argv[1],
-		        strerror(errno));
-		return 2;
-	}
-	free(h);
-	return 0;
+	free(b);
+	return status;
 }

@@ -1,21 +1,32 @@
 /*
- * xom_plan.h - the plan file: the only contract between the scanner side
- * (xom-plan, which runs the scanner) and the runtime (which applies plans
- * inside host processes).  The runtime includes this header and nothing of
- * scan/.
+ * xom_plan.h - plans and the plan store: the only contract between the
+ * scanner side (xom-plan and `xom cache`, which run the scanner) and the
+ * runtime (which applies plans inside host processes).  The runtime
+ * includes this header and nothing of scan/.
  *
- * A plan, as the helper writes it and the cache stores it:
- *   head, segs[nsegs], runs[nruns], syms[nsyms], names[names_len]
- * all little-endian, 8-byte aligned, total bytes in all.  runs are the
- * link-time page ranges that become execute-only; everything else in the
- * executable segments keeps its protection.  The helper leaves the identity
- * fields (dev .. mtime) zero; the runtime fills them before caching.
- * sum_head covers head (with both sums zero), segs and runs and is checked on
- * every load; sum_syms covers syms and names and is checked only when a
- * symbol is needed, because the warm path must not read the whole file.
+ * A plan says which pages of one file's executable segments become
+ * execute-only.  It is small (a head, the segments, the runs of
+ * execute-only pages, and the path it was made from) because the warm path
+ * of every process start reads it; the names of the file's functions, which
+ * only a fault report needs, are in a separate symbol file.
  *
- * Everything here is async-signal-safe: the fault handler names symbols
- * with xom_plan_symbol.
+ * A store is a directory:
+ *   DIR/plans           the index: a head, a hash table of slots, the plans
+ *   DIR/syms/KEY        one symbol file per plan
+ *   DIR/lock            serialises writers (flock); readers never lock
+ * Writers replace files by rename, so a reader sees a whole old file or a
+ * whole new one.  Every field is checked before use: a plan has its own
+ * checksum, and the table's slots are bounds-checked and lead only to plans
+ * whose key is compared in full.
+ *
+ * Plans are keyed by the file's GNU build-id, which the runtime reads from
+ * the mapped image without a system call, and otherwise by the identity of
+ * the file (device, inode, size, times); a plan keyed by identity also
+ * carries a checksum of the executable segments' bytes, which the runtime
+ * compares with the mapped ones before it trusts the plan.
+ *
+ * Everything declared here is async-signal-safe: the fault handler reads
+ * symbol files with xom_syms_lookup.
  */
 #ifndef XOM_PLAN_H
 #define XOM_PLAN_H
@@ -23,13 +34,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define XOM_PLAN_MAGIC "XOMPLAN\0"
-#define XOM_PLAN_FORMAT 1u
-#define XOM_PLAN_MAX (64u << 20)
 #define XOM_PLAN_PAGE 4096u
+#define XOM_PLAN_MAX (1u << 20)         /* one plan; more is corruption */
+#define XOM_STORE_MAX (256u << 20)      /* the whole index */
+#define XOM_SYMS_MAX (256u << 20)       /* one symbol file */
 
-/* The scanner version whose plans the runtime accepts; plan/build.c checks
- * at compile time that it is the scanner's XOM_SCAN_VERSION. */
+/* The scanner version whose plans are accepted; plan/build.c checks at
+ * compile time that it is the scanner's XOM_SCAN_VERSION. */
 #define XOM_PLAN_SCAN_VERSION 2u
 
 /* Why a whole file stays readable (head.whole_reason). */
@@ -40,26 +51,49 @@ enum xom_plan_whole {
 	XOM_WHOLE_OTHER,        /* any other whole-file verdict of the scanner */
 };
 
+/* Where a plan's file was, as fstat saw it when the plan was made. */
+struct xom_file_ident {
+	uint64_t dev, ino, size;
+	int64_t mtime_sec, mtime_nsec, ctime_sec, ctime_nsec;
+};
+
+/* What a plan is found by: a build-id, or a file identity. */
+enum { XOM_KEY_BUILD_ID = 1, XOM_KEY_IDENT = 2 };
+struct xom_plan_key {
+	uint8_t kind, len;
+	uint8_t bytes[64];      /* the build-id, or a struct xom_file_ident */
+};
+
+/* ---- a plan -------------------------------------------------------------- */
+
+#define XOM_PLAN_MAGIC "XOMPLAN2"
+#define XOM_PLAN_FORMAT 2u
+
+/*
+ * head, segs[nsegs], runs[nruns], path[path_len] (NUL-terminated), padded to
+ * 8 bytes; total is the whole.  runs are link-time page ranges, sorted, each
+ * inside a segment.
+ */
 struct xom_plan_head {
 	char magic[8];
-	uint32_t format;
-	uint32_t scan_version;
-	uint64_t dev, ino, size;
-	int64_t mtime_sec, mtime_nsec;
-	uint64_t total;
-	uint32_t nsegs, nruns, nsyms, names_len;
+	uint32_t format, scan_version;
+	uint32_t total;
+	uint16_t nsegs, e_type;
+	uint32_t nruns;
 	uint32_t exec_pages, xom_pages;
 	uint8_t whole_reason;           /* enum xom_plan_whole */
 	uint8_t build_id_len;
-	uint16_t e_type;
-	uint32_t pad;
+	uint16_t path_len;              /* with its NUL */
+	uint32_t nsyms;                 /* in the symbol file; 0: no file */
+	uint64_t readable_bytes;        /* bytes of exec pages left readable */
+	uint64_t code_sum;              /* FNV-1a of the exec segments' file bytes */
+	struct xom_file_ident file;
 	uint8_t build_id[64];
-	uint64_t sum_head, sum_syms;
+	uint64_t sum;                   /* FNV-1a of the plan with sum zero */
 };
 
-struct xom_plan_seg { uint64_t vaddr, memsz; uint32_t flags, pad; };
+struct xom_plan_seg { uint64_t vaddr, memsz, offset, filesz; uint32_t flags, pad; };
 struct xom_plan_run { uint64_t start, end; };
-struct xom_plan_sym { uint64_t addr, size; uint32_t name, pad; };
 
 static inline const struct xom_plan_seg *
 xom_plan_segs(const struct xom_plan_head *h)
@@ -73,20 +107,90 @@ xom_plan_runs(const struct xom_plan_head *h)
 	return (const struct xom_plan_run *)(xom_plan_segs(h) + h->nsegs);
 }
 
+static inline const char *xom_plan_path(const struct xom_plan_head *h)
+{
+	return (const char *)(xom_plan_runs(h) + h->nruns);
+}
+
+/* The bytes a plan with these counts takes. */
+size_t xom_plan_size(size_t nsegs, size_t nruns, size_t path_len);
+
+/* Checks magic, sizes, counts, order and checksum; names the problem. */
+int xom_plan_check(const void *buf, size_t len, const char **why);
+void xom_plan_seal(struct xom_plan_head *h);
+/* The key a plan is found by. */
+void xom_plan_key_of(const struct xom_plan_head *h, struct xom_plan_key *k);
+int xom_key_equal(const struct xom_plan_key *a, const struct xom_plan_key *b);
+/* The key as a file name: the build-id in hex, or "f" and the identity in
+ * hex; cap must be at least XOM_KEY_NAME_MAX. */
+#define XOM_KEY_NAME_MAX 132
+void xom_key_name(const struct xom_plan_key *k, char *out, size_t cap);
+
+/*
+ * A failed plan, in the helper's output: the same first five fields, magic
+ * XOM_NOPLAN_MAGIC, then why (NUL-terminated) and padding to 8 bytes.
+ */
+#define XOM_NOPLAN_MAGIC "XOMNOPLN"
+struct xom_noplan_head {
+	char magic[8];
+	uint32_t format, scan_version;
+	uint32_t total;
+	uint32_t code;                  /* scan/xom_exit.h: 1 unanalysable, 2 environment */
+};
+
+/* ---- the store index --------------------------------------------------- */
+
+#define XOM_STORE_MAGIC "XOMSTORE"
+#define XOM_STORE_FORMAT 1u
+#define XOM_STORE_INDEX "plans"
+#define XOM_STORE_SYMS "syms"
+#define XOM_STORE_LOCK "lock"
+
+/* head, slots[nslots], then the plans, each 8-byte aligned. */
+struct xom_store_head {
+	char magic[8];
+	uint32_t format, scan_version;
+	uint64_t total;
+	uint32_t nslots, nplans;        /* nslots: a power of two, or 0 */
+	uint64_t sum;                   /* of this head with sum zero */
+};
+struct xom_store_slot { uint64_t hash; uint32_t off, len; };   /* len 0: empty */
+
+uint64_t xom_key_hash(const struct xom_plan_key *k);
+int xom_store_check_head(const void *buf, size_t len, const char **why);
+void xom_store_seal_head(struct xom_store_head *h);
+/* The plan for k in a checked index of len bytes, or NULL. */
+const struct xom_plan_head *xom_store_find(const void *index, size_t len,
+                                           const struct xom_plan_key *k);
+
+/* ---- symbol files -------------------------------------------------------- */
+
+#define XOM_SYMS_MAGIC "XOMSYMS1"
+#define XOM_SYMS_FORMAT 1u
+
+/* head, syms[nsyms] sorted by addr, names[names_len]. */
+struct xom_syms_head {
+	char magic[8];
+	uint32_t format, nsyms;
+	uint64_t names_len, total, sum; /* sum: FNV-1a with sum zero */
+	uint8_t build_id_len, pad[7];
+	uint8_t build_id[64];
+};
+struct xom_plan_sym { uint64_t addr, size; uint32_t name, pad; };
+
+int xom_syms_check(const void *buf, size_t len, const char **why);
+void xom_syms_seal(struct xom_syms_head *h);
+/* The function that contains addr, and addr's offset in it, or NULL. */
+const char *xom_syms_lookup(const struct xom_syms_head *h, uint64_t addr,
+                            uint64_t *off);
+
+/* ---- shared helpers -------------------------------------------------------- */
+
 /* FNV-1a, 64-bit: cheap, and enough to catch torn or corrupted files. */
 uint64_t xom_fnv(uint64_t h, const void *p, size_t n);
 #define XOM_FNV_INIT 0xcbf29ce484222325ull
 
-/* Checks sizes, counts, order and sum_head; on failure names the problem. */
-int xom_plan_check(const void *buf, size_t len, const char **why);
-void xom_plan_seal(struct xom_plan_head *h);
-
-/* The symbol at or below addr and addr's offset from it, or NULL. */
-const char *xom_plan_symbol(const struct xom_plan_head *h, uint64_t addr,
-                            uint64_t *off);
-
-/* Writes the whole plan to fd, across EINTR and short writes; 0 or -1. */
-int xom_plan_write(int fd, const struct xom_plan_head *h);
+/* write() until all of p is written, across EINTR and short writes; 0 or -1. */
 int xom_write_all(int fd, const void *p, size_t n);
 
 #endif

@@ -1,159 +1,239 @@
 #!/bin/sh
-# The run-time tests that need no protection keys: options, messages, the
-# plan cache, backend=none, and the wrappers.  Tests that need PKU skip here
-# with the reason; they run in the emulated-PKU VM (tests/runtime/vm-*.sh).
+# The runtime's tests that need no protection keys: options, messages, the
+# plan stores, backend=none (the whole path, no protection calls), the
+# doors and their stand-ins for libc, and the hardening that does not need
+# enforcement to show.  Tests that need PKU skip here with the reason;
+# they run in the emulated-PKU VM (tests/runtime/vm-enforce.sh).
 # Usage: B=build tests/runtime/native.sh
-B=${B:-build}
 R=$(cd "$(dirname "$0")/../.." && pwd)
-B=$(cd "$R/$B" && pwd)
+B=$(cd "$R/${B:-build}" && pwd)
+. "$R/tests/lib.sh"
 P=$B/libxom.so A=$B/libxom-audit.so T=$B/tests/runtime/xomtest
 LIB=$B/tests/runtime/libtarget.so
 W=$(mktemp -d) || exit 1
-trap 'rm -rf "$W"' EXIT
-export XDG_CACHE_HOME=$W/cache
-unset XOM_OPTIONS
-pass=0 fail=0 skip=0
-ok() { echo "PASS $1"; pass=$((pass + 1)); }
-no() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
-sk() { echo "SKIP $1: $2"; skip=$((skip + 1)); }
-# check NAME CONDITION-COMMAND DETAIL
-check() { if eval "$2"; then ok "$1"; else no "$1" "$3"; fi; }
+trap 'chmod -R u+w "$W" 2>/dev/null; rm -rf "$W"' EXIT
+export XDG_CACHE_HOME=$W/cache XDG_RUNTIME_DIR=$W/run
+mkdir -m 700 "$W/run"
+unset XOM_OPTIONS LD_PRELOAD LD_AUDIT
+# No system store here, unless a test says otherwise.
+BASE=store=off
+STORE=$XDG_CACHE_HOME/xom
 run() { # run OPTIONS PROGRAM...: stdout in $W/out, stderr in $W/err, $rc
 	o=$1; shift
-	XOM_OPTIONS=$o LD_PRELOAD=$P "$@" >"$W/out" 2>"$W/err"; rc=$?
+	XOM_OPTIONS=$BASE${o:+:$o} LD_PRELOAD=$P "$@" >"$W/out" 2>"$W/err"; rc=$?
 }
 run_audit() {
 	o=$1; shift
-	XOM_OPTIONS=$o LD_AUDIT=$A "$@" >"$W/out" 2>"$W/err"; rc=$?
+	XOM_OPTIONS=$BASE${o:+:$o} LD_AUDIT=$A "$@" >"$W/out" 2>"$W/err"; rc=$?
 }
 lines() { wc -l <"$1" | tr -d ' '; }
+err() { head -c 600 "$W/err"; }
 
 if "$T" haspku; then pku=1; else pku=0; fi
 
-# ---- without PKU: the notice, require=1 ----
+# ---- without PKU: the notice, require=1 ------------------------------------
 if [ $pku = 0 ]; then
 	run "" /bin/true
-	check notice-line '[ $rc = 0 ] && [ "$(cat $W/err)" = "xom: protection keys are not supported by this CPU or kernel; running unprotected" ] && [ ! -s $W/out ]' "rc $rc, stderr '$(cat $W/err)'"
+	t_check notice-names-the-cpu '[ $rc = 0 ] && [ "$(cat $W/err)" = "xom: this CPU has no memory protection keys (PKU); running unprotected" ] && [ ! -s $W/out ]' "rc $rc, stderr '$(err)'"
 	run "require=1" /bin/true
-	check require-refuses '[ $rc = 127 ] && grep -q "^xom: refusing to run: protection keys are not supported" $W/err && [ $(lines $W/err) = 1 ]' "rc $rc, stderr '$(cat $W/err)'"
+	t_check require-refuses '[ $rc = 126 ] && grep -q "^xom: refusing to run: this CPU has no memory protection keys" $W/err && [ $(lines $W/err) = 1 ]' "rc $rc, stderr '$(err)'"
 	run_audit "require=1" /bin/true
-	check require-refuses-audit '[ $rc = 127 ] && grep -q "^xom: refusing to run" $W/err' "rc $rc"
+	t_check require-refuses-audit '[ $rc = 126 ] && grep -q "^xom: refusing to run" $W/err' "rc $rc"
 else
-	sk notice-line "this machine has protection keys"
-	sk require-refuses "this machine has protection keys"
-	sk require-refuses-audit "this machine has protection keys"
+	for t in notice-names-the-cpu require-refuses require-refuses-audit; do
+		t_skip $t "this machine has protection keys"
+	done
 fi
 
-# ---- options ----
+# ---- options ------------------------------------------------------------------
 for bad in "bogus=1|unknown key 'bogus'" "mode=x|mode must be enforce, audit or off, got 'x'" \
 	"backend=y|backend must be pkey or none, got 'y'" "require=2|require must be 0 or 1, got '2'" \
 	"verbose=z|verbose must be a number 0-9, got 'z'" "nokey|expected key=value, got 'nokey'" \
-	"cache=|cache needs a directory or off" "log=/nonexistent/dir/x|cannot open log file"; do
+	"cache=|cache needs a directory or off" "log=/nonexistent/dir/x|cannot open log file" \
+	"seal=1:mode=audit|seal=1 cannot be combined with mode=audit"; do
 	opt=${bad%%|*} msg=${bad#*|}
 	run "$opt" /bin/echo hi
-	check "bad-option-$opt" '[ $rc = 0 ] && [ "$(cat $W/out)" = hi ] && grep -qF "xom: XOM_OPTIONS: $msg" $W/err && grep -q "^xom: XOM_OPTIONS is invalid; running unprotected$" $W/err && [ $(lines $W/err) = 2 ]' "rc $rc, stderr '$(cat $W/err)'"
+	t_check "bad-option-$opt" '[ $rc = 0 ] && [ "$(cat $W/out)" = hi ] && grep -qF "xom: XOM_OPTIONS: $msg" $W/err && grep -q "^xom: XOM_OPTIONS is invalid; running unprotected$" $W/err && [ $(lines $W/err) = 2 ]' "rc $rc, stderr '$(err)'"
 done
 run "mode=bad:require=1" /bin/true
-check bad-option-require '[ $rc = 127 ] && grep -q "refusing to run: XOM_OPTIONS is invalid" $W/err' "rc $rc"
+t_check bad-option-require '[ $rc = 126 ] && grep -q "refusing to run: XOM_OPTIONS is invalid" $W/err' "rc $rc"
 run "mode=off" /bin/true
-check mode-off-silent '[ $rc = 0 ] && [ ! -s $W/err ]' "rc $rc, stderr '$(cat $W/err)'"
+t_check mode-off-silent '[ $rc = 0 ] && [ ! -s $W/err ]' "rc $rc, stderr '$(err)'"
 
-# ---- backend=none: the whole path, no protection calls ----
+# ---- backend=none: the whole path, no protection calls ----------------------
 run "backend=none:verbose=1" /bin/echo hi
-check stdout-clean '[ "$(cat $W/out)" = hi ]' "stdout '$(cat $W/out)'"
-check none-plans-all 'grep -q "libc.so.6: [0-9]* pages execute-only, [0-9]* kept readable, [1-9][0-9]* protection calls not made (backend=none)" $W/err && grep -q "ld-linux-x86-64.so.2: " $W/err && grep -q "/echo: " $W/err' "$(cat $W/err)"
-check cache-created '[ -d $XDG_CACHE_HOME/xom ] && [ "$(stat -c %a $XDG_CACHE_HOME/xom)" = 700 ] && [ -n "$(ls $XDG_CACHE_HOME/xom/*.plan)" ] && [ -z "$(find $XDG_CACHE_HOME/xom -name "*.plan" ! -perm 600)" ]' "$(ls -la $XDG_CACHE_HOME/xom 2>&1)"
+t_check stdout-clean '[ "$(cat $W/out)" = hi ]' "stdout '$(cat $W/out)'"
+t_check none-plans-all 'grep -q "libc.so.6: [0-9]* pages execute-only, [0-9]* kept readable, [0-9]* protection calls\{0,1\} not made (backend=none)" $W/err && grep -q "ld-linux-x86-64.so.2: " $W/err && grep -q "/echo: " $W/err && grep -q "scanning [0-9]* objects" $W/err' "$(err)"
+t_check store-created '[ "$(stat -c %a $STORE)" = 700 ] && [ -s $STORE/plans ] && [ -n "$(ls $STORE/syms)" ] && [ -z "$(find $STORE -name "*.tmp")" ]' "$(ls -la $STORE 2>&1)"
+run "backend=none:verbose=1" /bin/echo hi
+t_check warm-no-scan '! grep -q "scanning" $W/err && grep -q "libc.so.6: " $W/err' "$(err)"
+run "backend=none:verbose=2" /bin/true
+t_check verbose-totals 'grep -Eq "^xom: [0-9]+ objects protected: [0-9]+ pages execute-only, [0-9]+ kept readable, [0-9]+ protection calls, about [0-9]+ mappings added$" $W/err' "$(err)"
+run "backend=none:verbose=1" "$T" call
+t_check grammar '! grep -Eq "\b1 (pages|protection calls)\b" $W/err' "$(err)"
 run "backend=none" "$T" cycle "$LIB" 200
-check dlopen-cycle-preload '[ $rc = 0 ] && grep -q "^PASS dlopen-cycle" $W/out' "$(cat $W/out $W/err)"
+t_check dlopen-cycle-preload 'grep -q "^PASS dlopen-cycle" $W/out' "$(cat $W/out; err)"
 run_audit "backend=none" "$T" cycle "$LIB" 200
-check dlopen-cycle-audit '[ $rc = 0 ] && grep -q "^PASS dlopen-cycle" $W/out' "$(cat $W/out $W/err)"
+t_check dlopen-cycle-audit 'grep -q "^PASS dlopen-cycle" $W/out' "$(cat $W/out; err)"
 # A #! script's main program is its interpreter, not the script.
 printf '#!/bin/sh\necho hi\n' >"$W/script.sh" && chmod +x "$W/script.sh"
 run "backend=none:verbose=1" "$W/script.sh"
 dash=$(readlink -f /bin/sh)
-check script-interpreter '[ "$(cat $W/out)" = hi ] && grep -q "^xom: $dash: [0-9]* pages execute-only" $W/err && ! grep -q "script.sh" $W/err' "$(cat $W/err)"
+t_check script-interpreter '[ "$(cat $W/out)" = hi ] && grep -q "^xom: $dash: [0-9]* pages execute-only" $W/err && ! grep -q "script.sh" $W/err' "$(err)"
+# The dynamic linker run as a program: the main program is PROG, not ld.so.
+run "backend=none:verbose=1" /lib64/ld-linux-x86-64.so.2 /bin/true
+t_check ldso-as-program 'grep -Eq "^xom: /(usr/)?bin/true: [0-9]+ pages execute-only" $W/err && ! grep -q "not the one mapped" $W/err' "$(err)"
 run "backend=none:verbose=1:log=$W/log" /bin/echo hi
-check log-file '[ ! -s $W/err ] && grep -q "libc.so.6: " $W/log' "stderr '$(cat $W/err)'"
+t_check log-file '[ ! -s $W/err ] && grep -q "libc.so.6: " $W/log' "stderr '$(err)'"
 run "backend=none:verbose=1:exclude=libc.so*" /bin/true
-check exclude 'grep -q "libc.so.6: excluded; left unprotected" $W/err' "$(cat $W/err)"
+t_check exclude 'grep -q "libc.so.6: excluded; left unprotected" $W/err' "$(err)"
 
-# ---- the cache: warm entries need no scanner; bad entries are rebuilt ----
-# A copy of the libraries without xom-plan next to them: a warm cache must
-# be enough, and a cold one must fail safe with one line per object.
+# ---- the stores: warm runs need no scanner; bad indexes are rebuilt --------
+# A copy of the library without xom-plan beside it: a warm store must be
+# enough, and a cold one must fail safe with one line (or refuse).
 mkdir -p "$W/lone" && cp "$P" "$W/lone/libxom.so"
-XOM_OPTIONS=backend=none:verbose=1 LD_PRELOAD=$W/lone/libxom.so /bin/true 2>"$W/err"; rc=$?
-check warm-needs-no-scanner '[ $rc = 0 ] && ! grep "no scanner" $W/err | grep -qv "lone/libxom.so" && grep -q "libc.so.6: [0-9]* pages" $W/err' "$(cat $W/err)"
-XDG_CACHE_HOME=$W/cold XOM_OPTIONS=backend=none LD_PRELOAD=$W/lone/libxom.so /bin/echo hi >"$W/out" 2>"$W/err"; rc=$?
-check no-scanner-fails-safe '[ $rc = 0 ] && [ "$(cat $W/out)" = hi ] && grep -q "libc.so.6: no scanner: .*/xom-plan (no such file, errno 2); left unprotected" $W/err' "rc $rc: $(cat $W/err)"
+lone() { XOM_OPTIONS=$BASE:backend=none:verbose=1${1:+:$1} LD_PRELOAD=$W/lone/libxom.so /bin/true 2>"$W/err"; rc=$?; }
+lone
+t_check warm-needs-no-scanner '[ $rc = 0 ] && ! grep -q "no scanner" $W/err && grep -q "libc.so.6: [0-9]* pages" $W/err' "$(err)"
+XDG_CACHE_HOME=$W/cold XDG_RUNTIME_DIR=$W/cold-run lone
+t_check no-scanner-fails-safe '[ $rc = 0 ] && grep -q "^xom: no scanner: .*/xom-plan (no such file, errno 2); objects not in a plan store are left unprotected$" $W/err && [ $(lines $W/err) -le 2 ]' "rc $rc: $(err)"
+XDG_CACHE_HOME=$W/cold XDG_RUNTIME_DIR=$W/cold-run lone require=1
+t_check require-no-scanner '[ $rc = 126 ] && grep -q "refusing to run: .* cannot be protected (require=1)" $W/err' "rc $rc: $(err)"
 
-libc_entry() { # the cache entry of libc
-	for f in "$XDG_CACHE_HOME"/xom/*.plan; do
-		if [ "$(stat -c %s "$f")" -gt 20000 ] && grep -q "__libc_start_main" "$f"; then echo "$f"; return; fi
-	done
+corrupt() { # corrupt NAME REASON: after $STORE/plans was damaged
+	why=$2
+	run "backend=none:verbose=1" /bin/true
+	t_check "store-$1" 'grep -qF "ignored: $why" $W/err && grep -q "libc.so.6: [0-9]* pages" $W/err' "$(err)"
+	lone
+	t_check "store-$1-rebuilt" '! grep -q "ignored" $W/err && ! grep -q "no scanner" $W/err' "$(err)"
 }
-E=$(libc_entry)
-if [ -z "$E" ]; then
-	no cache-entry-libc "no cache entry for libc in $XDG_CACHE_HOME/xom"
+IDX=$STORE/plans
+printf 'YOMP' | dd of="$IDX" bs=1 seek=0 conv=notrunc 2>/dev/null
+corrupt bad-magic "bad magic"
+truncate -s 1000 "$IDX"
+corrupt truncated "length does not match its header (truncated?)"
+printf 'X' | dd of="$IDX" bs=1 seek=28 conv=notrunc 2>/dev/null
+corrupt header-byte "header checksum mismatch"
+if [ "$(id -u)" = 0 ]; then
+	chown 65534 "$IDX"
+	corrupt foreign-owner "not yours alone"
 else
-	corrupt() { # corrupt NAME EXPECTED-REASON: after the corruption in $E
-		why=$2
-		run "backend=none:verbose=1" /bin/true
-		check "cache-$1" 'grep -qF "ignored: $why; rebuilding" $W/err && grep -q "libc.so.6: [0-9]* pages" $W/err' "$(cat $W/err)"
-		run "backend=none:verbose=1" /bin/true
-		check "cache-$1-rebuilt" '! grep -q ignored $W/err' "$(cat $W/err)"
-	}
-	printf 'X' | dd of="$E" bs=1 seek=200 conv=notrunc 2>/dev/null
-	corrupt flipped-byte "header checksum mismatch"
-	truncate -s 1000 "$E"
-	corrupt truncated "length does not match its header (truncated?)"
-	printf 'YOMP' | dd of="$E" bs=1 seek=0 conv=notrunc 2>/dev/null
-	corrupt bad-magic "bad magic"
-	"$T" reseal "$E" 12 99 2>/dev/null
-	corrupt wrong-version "made for another file or scanner version"
-	if [ "$(id -u)" = 0 ]; then
-		chown 65534 "$E"
-		corrupt foreign-owner "owned by another user"
-	else
-		sk cache-foreign-owner "needs root to chown"
-		sk cache-foreign-owner-rebuilt "needs root to chown"
-	fi
-	chmod 666 "$E"
-	corrupt writable "writable by others"
-	: >"$E"
-	corrupt empty "truncated or oversized"
+	t_skip store-foreign-owner "needs root to chown"
+	t_skip store-foreign-owner-rebuilt "needs root to chown"
 fi
-chmod 755 "$XDG_CACHE_HOME/xom"
-run "backend=none" /bin/echo hi
-check cache-dir-not-private '[ "$(cat $W/out)" = hi ] && grep -q "cache directory .* is accessible to others (want mode 0700); plans are not cached" $W/err' "$(cat $W/err)"
-chmod 700 "$XDG_CACHE_HOME/xom"
+chmod 666 "$IDX"
+corrupt writable "not yours alone"
+# A damaged plan inside a whole index: that plan is not used, it is made
+# again, and the rest stay.
+size=$(stat -c %s "$IDX")
+printf 'Z' | dd of="$IDX" bs=1 seek=$((size - 40)) conv=notrunc 2>/dev/null
+run "backend=none:verbose=1" /bin/true
+t_check store-plan-byte 'grep -q "libc.so.6: [0-9]* pages" $W/err && grep -q "scanning 1 object " $W/err' "$(err)"
 run "backend=none:cache=off:verbose=1" /bin/true
-check cache-off 'grep -q "libc.so.6: [0-9]* pages" $W/err' "$(cat $W/err)"
+t_check cache-off 'grep -q "libc.so.6: [0-9]* pages" $W/err && grep -q scanning $W/err' "$(err)"
 
-# ---- both doors, the audit module, the wrappers ----
-XOM_OPTIONS=backend=none:verbose=1 LD_AUDIT=$A LD_PRELOAD=$P /bin/true 2>"$W/err"
-check one-owner '[ $(grep -c "libc.so.6: " $W/err) = 1 ] && [ $(grep -c "libxom.so: " $W/err) = 1 ]' "$(cat $W/err)"
-echo hello | XOM_OPTIONS=backend=none:verbose=1 LD_AUDIT=$A iconv -f UTF-8 -t IBM037 >"$W/out" 2>"$W/err"
-check audit-sees-gconv 'grep -q "gconv/IBM037.so: [0-9]* pages" $W/err && [ "$(od -An -tx1 $W/out | tr -d " ")" = 888593939625 ]' "$(cat $W/err)"
+# A cache folder that cannot be used: the plans go to the fallback, once.
+chmod 755 "$STORE"
+run "backend=none:verbose=1" /bin/echo hi
+t_check store-not-private '[ "$(cat $W/out)" = hi ] && grep -q "cannot keep plans in the cache (.* is not a directory that only you can use (mode 0700)); keeping them in $XDG_RUNTIME_DIR/xom" $W/err && [ -s $XDG_RUNTIME_DIR/xom/plans ]' "$(err)"
+XOM_OPTIONS=$BASE:backend=none:verbose=1 LD_PRELOAD=$W/lone/libxom.so /bin/echo hi >/dev/null 2>"$W/err"
+t_check store-fallback-warm '! grep -q "no scanner" $W/err && ! grep -q "cannot keep" $W/err' "$(err)"
+chmod 700 "$STORE"
+
+# The helper: static (no dynamic linker, so no preload can reach it).
+t_check helper-static '! readelf -lW "$B/xom-plan" | grep -q INTERP' "$(readelf -lW "$B/xom-plan" | grep -i interp)"
+
+# ---- require=1 fails closed -----------------------------------------------------
+cp -r "$STORE" "$W/tampered"
+"$T" tamper "$W/tampered/plans" >/dev/null
+XDG_CACHE_HOME=$W/tc mkdir -p "$W/tc" && cp -r "$W/tampered" "$W/tc/xom" && chmod 700 "$W/tc/xom"
+XDG_CACHE_HOME=$W/tc run "backend=none" /bin/true
+t_check plan-mismatch-fails-safe '[ $rc = 0 ] && grep -q "the plan.s segments differ from the mapped ones; left unprotected" $W/err' "rc $rc: $(err)"
+XDG_CACHE_HOME=$W/tc run "backend=none:require=1" /bin/true
+t_check require-plan-mismatch '[ $rc = 126 ]' "rc $rc: $(err)"
+# A library loaded later that cannot be protected fails the dlopen.
+mkdir -p "$W/late"; cp "$LIB" "$W/late/liblate.so"
+run "backend=none" "$T" call
+XOM_OPTIONS=$BASE:backend=none:require=1 LD_PRELOAD=$W/lone/libxom.so XDG_CACHE_HOME=$W/cache \
+	"$T" maps "$W/late/liblate.so" >"$W/out" 2>"$W/err"; rc=$?
+t_check require-dlopen-refused '[ $rc != 0 ] && grep -q "dlopen .*xom: the library, or one it needs, cannot be protected (require=1)" $W/out' "rc $rc: $(cat $W/out; err)"
+
+# ---- both doors, the audit module, the stand-ins -----------------------------
+XOM_OPTIONS=$BASE:backend=none:verbose=1 LD_AUDIT=$A LD_PRELOAD=$P /bin/true 2>"$W/err"
+t_check one-owner '[ $(grep -c "libxom.so: " $W/err) = 1 ] && [ $(grep -c "libc.so.6: " $W/err) = 2 ]' "$(err)"
+t_check audit-namespace-planned 'grep -q "libxom-audit.so: [0-9]* pages execute-only" $W/err' "$(err)"
+echo hello | XOM_OPTIONS=$BASE:backend=none:verbose=1 LD_AUDIT=$A iconv -f UTF-8 -t IBM037 >"$W/out" 2>"$W/err"
+t_check audit-sees-gconv 'grep -q "gconv/IBM037.so: [0-9]* pages" $W/err && [ "$(od -An -tx1 $W/out | tr -d " ")" = 888593939625 ]' "$(err)"
 for door in preload audit; do
 	if [ $door = preload ]; then r=run; else r=run_audit; fi
 	$r "backend=none" "$T" handler
-	check "own-handler-$door" 'grep -q "^PASS own-handler" $W/out' "$(cat $W/out $W/err)"
+	t_check "own-handler-$door" 'grep -q "^PASS own-handler" $W/out' "$(cat $W/out; err)"
+	for f in sysv_signal bsd_signal ssignal sigset; do
+		$r "backend=none" "$T" setter $f
+		t_check "handler-$f-$door" 'grep -q "^PASS handler-$f" $W/out' "$(cat $W/out; err)"
+	done
+	$r "backend=none" "$T" nodefer
+	t_check "nodefer-$door" 'grep -q "^PASS nodefer" $W/out' "$(cat $W/out; err)"
 	$r "backend=none" "$T" threads "$LIB" 8 0.5 0
-	check "dlopen-threads-$door" 'grep -q "^PASS dlopen-threads" $W/out' "$(cat $W/out $W/err)"
+	t_check "dlopen-threads-$door" 'grep -q "^PASS dlopen-threads" $W/out' "$(cat $W/out; err)"
 	$r "backend=none:mode=audit" "$T" call
-	check "audit-mode-runs-$door" '[ $rc = 0 ]' "rc $rc: $(cat $W/err)"
+	t_check "audit-mode-runs-$door" '[ $rc = 0 ]' "rc $rc: $(err)"
+	$r "backend=none" "$T" memscan
+	t_check "plans-not-in-memory-$door" 'grep -q "^PASS plans-not-in-memory" $W/out' "$(cat $W/out; err)"
 done
-XOM_OPTIONS=backend=none:verbose=1 LD_PRELOAD=$P /bin/sh -c "$T call" 2>"$W/err"; rc=$?
-check exec-inherits '[ $rc = 0 ] && grep -q "/xomtest: " $W/err && grep -q "/dash: \|/sh: \|/bash: " $W/err' "rc $rc: $(cat $W/err)"
+run "backend=none" "$T" raw "$B/tests/runtime/libswap1.so"
+t_check handler-raw 'grep -q "^PASS handler-raw" $W/out && grep -q "put its own back in front" $W/err' "$(cat $W/out; err)"
+XOM_OPTIONS=$BASE:backend=none:verbose=1 LD_PRELOAD=$P /bin/sh -c "$T call" 2>"$W/err"; rc=$?
+t_check exec-inherits '[ $rc = 0 ] && grep -q "/xomtest: " $W/err && grep -q "/dash: \|/sh: \|/bash: " $W/err' "rc $rc: $(err)"
 
-# ---- what needs protection keys ----
-for t in enforce-self enforce-libc maps audit-profile real-programs fork-exec; do
-	if [ $pku = 1 ]; then
-		sk "$t" "runs in the emulated-PKU VM (tests/runtime/vm-enforce.sh)"
-	else
-		sk "$t" "no protection keys on this machine; runs in the emulated-PKU VM"
-	fi
+# ---- hardening that shows without enforcement --------------------------------
+# A relative LD_PRELOAD path and a chdir: the helper beside the library at
+# start-up runs, not the one the new directory would name.
+mkdir -p "$W/evil/build"
+printf '#!/bin/sh\ntouch %s/evil-ran\nexit 1\n' "$W" >"$W/evil/build/xom-plan"
+chmod +x "$W/evil/build/xom-plan"
+cp "$LIB" "$W/late/libchdir.so"
+(cd "$R" && XOM_OPTIONS=$BASE:backend=none LD_PRELOAD=${B#"$R"/}/libxom.so \
+	"$T" chdir-dlopen "$W/evil" "$W/late/libchdir.so" >"$W/out" 2>"$W/err")
+t_check helper-after-chdir '[ ! -e $W/evil-ran ] && grep -q "^PASS" $W/out && ! grep -q "analysis failed\|no scanner" $W/err' "$(cat $W/out; err)"
+# Descriptor 2 closed and reused for a file: no xom line may land in it.
+cp "$LIB" "$W/late/libfd2.so"
+run "backend=none:verbose=1:require=0" "$T" fd2 "$W/db" "$W/late/libfd2.so"
+t_check log-descriptor-reused '[ "$(cat $W/db)" = DATA ]' "the file holds: $(head -c 300 $W/db)"
+# A file-size limit: writing plans must not kill the program.
+run_limited() { (ulimit -f 16; XOM_OPTIONS=$BASE:backend=none LD_PRELOAD=$P XDG_CACHE_HOME=$W/small /bin/echo hello) >"$W/out" 2>"$W/err"; rc=$?; }
+run_limited
+t_check file-size-limit '[ $rc = 0 ] && [ "$(cat $W/out)" = hello ] && [ -z "$(find $W/small $XDG_RUNTIME_DIR -name "*.tmp" 2>/dev/null)" ]' "rc $rc: $(err)"
+run_limited
+t_check file-size-limit-again '[ $rc = 0 ] && [ "$(cat $W/out)" = hello ]' "rc $rc: $(err)"
+# Scans in one thread while another makes libc load gconv modules, a
+# fork from a third, a cancellation and a longjmp: nothing may hang.
+cp "$LIB" "$W/late/libscan.so"
+timeout 60 env XOM_OPTIONS=$BASE:backend=none:cache=off LD_PRELOAD=$P "$T" iconv-dlopen "$W/late/libscan.so" 3 >"$W/out" 2>"$W/err"; rc=$?
+t_check no-deadlock-iconv-dlopen '[ $rc = 0 ] && grep -q "^PASS" $W/out' "rc $rc (124: hung): $(cat $W/out; err)"
+timeout 90 env XOM_OPTIONS=$BASE:backend=none:cache=off LD_PRELOAD=$P "$T" fork-scan "$W/late/libscan.so" 20 >"$W/out" 2>"$W/err"; rc=$?
+t_check fork-during-scan '[ $rc = 0 ] && grep -q "^PASS" $W/out' "rc $rc (124: hung): $(cat $W/out; err)"
+BIG=/usr/lib/x86_64-linux-gnu/libcrypto.so.3
+for m in cancel-scan jump-scan; do
+	timeout 90 env XOM_OPTIONS=$BASE:backend=none:cache=off LD_PRELOAD=$P "$T" $m "$BIG" "$LIB" >"$W/out" 2>"$W/err"; rc=$?
+	t_check "$m" '[ $rc = 0 ] && grep -q "^PASS" $W/out' "rc $rc (124: hung): $(cat $W/out; err)"
 done
+# A library without a build-id, renamed over by another build between its
+# mapping and xom's look at the file: the plan of the file now on disk does
+# not describe the bytes mapped, and is not used.
+S1=$W/swap/libswap.so
+mkdir -p "$W/swap"; cp "$B/tests/runtime/libswap1.so" "$S1"; cp "$B/tests/runtime/libswap2.so" "$W/swap/two.so"
+XOM_SWAP_FROM=$W/swap/two.so XOM_SWAP_TO=$S1 run "backend=none:verbose=1" "$T" maps "$S1"
+t_check renamed-during-dlopen 'grep -q "$S1: the file on disk is not the one mapped; left unprotected" $W/err' "$(err)"
+# Rewritten in place, size and time kept: a new identity all the same.
+cp "$B/tests/runtime/libswap1.so" "$S1"; touch -d @1000000000 "$S1"
+run "backend=none:verbose=1" "$T" maps "$S1"
+cat "$B/tests/runtime/libswap2.so" >"$S1"; touch -d @1000000000 "$S1"
+run "backend=none:verbose=1" "$T" maps "$S1"
+t_check rewritten-in-place 'grep -q "scanning 1 object" $W/err && grep -q "$S1: [0-9]* pages\{0,1\} execute-only" $W/err' "$(err)"
 
-echo "$pass passed, $fail failed, $skip skipped"
-[ $fail = 0 ]
+# ---- what needs protection keys -------------------------------------------------
+for t in enforce-self enforce-libc maps real-programs fork-exec backtrace writes pkey-free map-count secure system-preload; do
+	t_skip "$t" "$([ $pku = 1 ] && echo "runs in the emulated-PKU VM (tests/runtime/vm-enforce.sh)" || echo "no protection keys on this machine; runs in the emulated-PKU VM")"
+done
+t_summary

@@ -1,46 +1,76 @@
 /*
- * xomtest - the run-time checks, one mode per run, for the scripts in tests/runtime.
- * A page is "execute-only" here when the kernel cannot copy from it for us:
- * write(2) from a protected page fails with EFAULT because the kernel
- * honours PKRU, which lets a test probe pages without dying.
+ * xomtest - the runtime's test program: one mode per run, from the tables
+ * of xomtest-*.c; `xomtest` alone lists them.  See xomtest.h.
+ *
+ * The core modes here: reading code, probing pages, smaps, threads with
+ * dlopen and dlclose, fork and exec, and what is left in memory.
  */
 #include <dlfcn.h>
-#include <errno.h>
+#include <fcntl.h>
 #include <iconv.h>
+#include <link.h>
 #include <pthread.h>
-#include <setjmp.h>
-#include <signal.h>
-#include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "xomtest.h"
 
-#include "../../loader/plan/xom_plan.h"
+const char *test_name = "xomtest";
 
 /* One pipe per thread: a shared one lets a thread read another's byte. */
 static __thread int probe_fd[2];
 
-/* 1: the byte at p cannot be read as data (xom), 0: readable. */
-static int is_xom(const void *p)
+int is_xom(const void *p)
 {
 	char c;
 
 	if (!probe_fd[1] && pipe(probe_fd) != 0)
 		return -1;
-	if (write(probe_fd[1], p, 1) == 1) {
-		if (read(probe_fd[0], &c, 1) != 1)
-			return -1;
-		return 0;
-	}
+	if (write(probe_fd[1], p, 1) == 1)
+		return read(probe_fd[0], &c, 1) == 1 ? 0 : -1;
 	return errno == EFAULT ? 1 : -1;
 }
 
-int xom_test_target(int x);
+struct count { const char *name; int xom, total, found; };
+
+static int count_pages(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct count *c = arg;
+	const char *n = info->dlpi_name ? info->dlpi_name : "";
+
+	(void)size;
+	if (c->found || (*c->name ? !strstr(n, c->name) : *n != 0))
+		return 0;
+	c->found = 1;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		uintptr_t a = (info->dlpi_addr + ph->p_vaddr) & ~4095ul;
+		uintptr_t e = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+		for (; a < e; a += 4096) {
+			c->total++;
+			c->xom += is_xom((const void *)a) == 1;
+		}
+	}
+	return 0;
+}
+
+int object_xom_pages(const char *name, int *xom, int *total)
+{
+	struct count c = { name, 0, 0, 0 };
+
+	dl_iterate_phdr(count_pages, &c);
+	*xom = c.xom;
+	*total = c.total;
+	return c.found ? 0 : -1;
+}
+
 __attribute__((noinline)) int xom_test_target(int x)
 {
 	return x * 7 + 1;
@@ -49,7 +79,7 @@ __attribute__((noinline)) int xom_test_target(int x)
 /* The address goes through a volatile pointer: a direct RIP-relative
  * load of the function would rightly make the scanner keep its page
  * readable, and nothing would be tested. */
-static int (*volatile self_fn)(int) = xom_test_target;
+int (*volatile self_fn)(int) = xom_test_target;
 
 static int read_self(void)
 {
@@ -62,8 +92,57 @@ static int read_libc(void)
 	return *(volatile const char *)(const void *)f;
 }
 
-/* Lines of /proc/self/smaps: a mapping of an object whose path contains
- * name, mapped --xp, with a non-zero ProtectionKey. */
+static int m_haspku(int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	int k = (int)syscall(SYS_pkey_alloc, 0, 0);
+	if (k < 0)
+		return 1;
+	syscall(SYS_pkey_free, k);
+	return 0;
+}
+
+static int m_self(int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	return read_self() == 12345;
+}
+
+static int m_libc(int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	return read_libc() == 12345;
+}
+
+static int m_call(int argc, char **argv)
+{
+	char a[4] = "abc", b[4];
+
+	(void)argc, (void)argv;
+	memcpy(b, a, 4);
+	return xom_test_target(1) == 8 && !strcmp(b, "abc") ? 0 : 1;
+}
+
+/* Reads its own code twice (the page stays readable after the first
+ * report in audit mode) and libc's. */
+static int m_audit(int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	int a = read_self(), b = read_self(), c = read_libc();
+	printf("survived %d\n", (a == b) + c);
+	return 0;
+}
+
+/* probe self|libc: exit 0 when that code is execute-only. */
+static int m_probe(int argc, char **argv)
+{
+	const void *p = argc > 1 && !strcmp(argv[1], "libc")
+	                ? (const void *)memcpy : (const void *)xom_test_target;
+	return is_xom(p) == 1 ? 0 : 1;
+}
+
+/* The smaps lines of the objects whose path contains name: some mapping
+ * --xp with a non-zero ProtectionKey. */
 static int smaps_xom(const char *name)
 {
 	FILE *f = fopen("/proc/self/smaps", "r");
@@ -87,66 +166,48 @@ static int smaps_xom(const char *name)
 	return found;
 }
 
-static int has_pku(void)
+static int load_for_maps(const char *what)
 {
-	int k = (int)syscall(SYS_pkey_alloc, 0, 0);
-	if (k < 0)
+	if (!strcmp(what, "iconv")) {
+		/* libc loads a gconv module by itself. */
+		iconv_t cd = iconv_open("IBM037", "UTF-8");
+		char in[] = "hi", out[8], *ip = in, *op = out;
+		size_t il = 2, ol = sizeof(out);
+		CHECK(cd != (iconv_t)-1 && iconv(cd, &ip, &il, &op, &ol) == 0
+		      && (unsigned char)out[0] == 0x88, "iconv to IBM037 failed");
 		return 0;
-	syscall(SYS_pkey_free, k);
-	return 1;
-}
-
-static sigjmp_buf jb;
-static volatile void *fault_addr;
-
-static void own_handler(int sig, siginfo_t *si, void *uc)
-{
-	(void)sig;
-	(void)uc;
-	fault_addr = si->si_addr;
-	siglongjmp(jb, 1);
-}
-
-static void old_handler(int sig)
-{
-	(void)sig;
-	siglongjmp(jb, 2);
-}
-
-static volatile int *volatile bad_ptr;
-
-static int own_faults(void)
-{
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = own_handler;
-	sa.sa_flags = SA_SIGINFO;
-	sigaction(SIGSEGV, &sa, NULL);
-	if (sigsetjmp(jb, 1) == 0) {
-		bad_ptr = (volatile int *)16;
-		*bad_ptr = 1;
-		puts("FAIL own-handler: no fault");
-		return 1;
 	}
-	if (fault_addr != (void *)16) {
-		printf("FAIL own-handler: si_addr %p\n", (void *)fault_addr);
-		return 1;
-	}
-	struct sigaction cur;
-	sigaction(SIGSEGV, NULL, &cur);
-	if (cur.sa_sigaction != own_handler) {
-		puts("FAIL own-handler: sigaction does not report the handler");
-		return 1;
-	}
-	signal(SIGSEGV, old_handler);
-	if (sigsetjmp(jb, 1) == 0) {
-		bad_ptr = (volatile int *)32;
-		*bad_ptr = 1;
-		puts("FAIL own-handler: no fault after signal()");
-		return 1;
-	}
-	puts("PASS own-handler");
+	CHECK(dlopen(what, RTLD_NOW), "dlopen %s: %s", what, dlerror());
 	return 0;
+}
+
+/* maps LIB|iconv|- NAME...: each object NAME is mapped --xp with a key in
+ * smaps, and its pages really cannot be read (a key that allowed reads
+ * would pass smaps and fail here). */
+static int m_maps(int argc, char **argv)
+{
+	int bad = 0;
+
+	if (argc > 1 && strcmp(argv[1], "-") && load_for_maps(argv[1]) != 0)
+		return 1;
+	for (int i = 2; i < argc; i++) {
+		const char *name = strcmp(argv[i], "main") ? argv[i] : "";
+		const char *shown = strrchr(argv[i], '/') ? strrchr(argv[i], '/') + 1
+		                                          : argv[i];
+		int xom = 0, total = 0;
+		char label[128];
+		snprintf(label, sizeof(label), "maps-%s", shown);
+		test_name = label;
+		int smaps = *name ? smaps_xom(name) : 1;
+		if (object_xom_pages(name, &xom, &total) != 0 || smaps != 1 || !xom) {
+			printf("FAIL %s: smaps %d, %d of %d code pages unreadable\n",
+			       label, smaps, xom, total);
+			bad = 1;
+		} else {
+			printf("PASS %s (%d of %d code pages unreadable)\n", label, xom, total);
+		}
+	}
+	return bad;
 }
 
 static const char *lib_path;
@@ -173,11 +234,16 @@ static void *dl_loop(void *arg)
 	return NULL;
 }
 
-static int threads(int n, double secs, int expect_xom)
+/* threads LIB N SECONDS EXPECT_XOM: N threads dlopen, call and dlclose LIB. */
+static int m_threads(int argc, char **argv)
 {
 	pthread_t t[64];
-	if (n > 64)
-		n = 64;
+
+	test_name = "dlopen-threads";
+	CHECK(argc > 4, "usage: threads LIB N SECONDS EXPECT_XOM");
+	lib_path = argv[1];
+	int n = atoi(argv[2]) > 64 ? 64 : atoi(argv[2]);
+	double secs = atof(argv[3]);
 	for (int i = 0; i < n; i++)
 		pthread_create(&t[i], NULL, dl_loop, NULL);
 	struct timespec ts = { (time_t)secs, (long)((secs - (time_t)secs) * 1e9) };
@@ -185,32 +251,9 @@ static int threads(int n, double secs, int expect_xom)
 	stop = 1;
 	for (int i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
-	if (failures || (expect_xom && unprotected) || !rounds) {
-		printf("FAIL dlopen-threads: %ld rounds, %d failures, %d unprotected\n",
-		       rounds, failures, unprotected);
-		return 1;
-	}
-	printf("PASS dlopen-threads (%d threads, %.1f s, %ld rounds)\n", n, secs,
-	       rounds);
-	return 0;
-}
-
-/* Sets the 32-bit field at off of a plan file and seals it again, to make a
- * well-formed entry with one wrong field. */
-static int reseal(const char *path, long off, uint32_t v)
-{
-	static char buf[1 << 22];
-	FILE *f = fopen(path, "r+b");
-	if (!f)
-		return 1;
-	size_t n = fread(buf, 1, sizeof(buf), f);
-	if (n < sizeof(struct xom_plan_head) || off < 0 || (size_t)off + 4 > n)
-		return 1;
-	memcpy(buf + off, &v, 4);
-	xom_plan_seal((struct xom_plan_head *)buf);
-	rewind(f);
-	fwrite(buf, 1, n, f);
-	return fclose(f) != 0;
+	CHECK(!failures && rounds && !(atoi(argv[4]) && unprotected),
+	      "%ld rounds, %d failures, %d unprotected", rounds, failures, unprotected);
+	PASS("(%d threads, %.1f s, %ld rounds)", n, secs, rounds);
 }
 
 static int count_maps(void)
@@ -226,122 +269,190 @@ static int count_maps(void)
 	return n;
 }
 
+/* cycle LIB N: xom's own mappings must not grow with dlopen/dlclose. */
+static int m_cycle(int argc, char **argv)
+{
+	int before = -1;
+
+	test_name = "dlopen-cycle";
+	CHECK(argc > 2, "usage: cycle LIB N");
+	for (int i = 0; i < atoi(argv[2]); i++) {
+		void *h = dlopen(argv[1], RTLD_NOW);
+		CHECK(h, "dlopen: %s", dlerror());
+		dlclose(h);
+		if (i == 0)
+			before = count_maps();
+	}
+	int after = count_maps();
+	CHECK(after - before <= 2, "%d mappings after one cycle, %d after %s",
+	      before, after, argv[2]);
+	PASS("");
+}
+
+/* fork|vfork: the child of a plain fork keeps the parent's protected
+ * mappings; after exec (from fork or vfork) a new copy of xom protects
+ * the new image, and the parent stays as it was. */
+static int m_fork(int argc, char **argv)
+{
+	int use_vfork = argv[0][0] == 'v', st;
+	volatile int copy_ok = 1;
+	pid_t pid;
+
+	(void)argc;
+	test_name = use_vfork ? "vfork-exec" : "fork-exec";
+	if (!use_vfork) {
+		pid = fork();
+		if (pid == 0)
+			_exit(is_xom((const void *)self_fn) == 1 ? 0 : 1);
+		waitpid(pid, &st, 0);
+		copy_ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	}
+	pid = use_vfork ? vfork() : fork();
+	if (pid == 0) {
+		execl("/proc/self/exe", "xomtest", "probe", "self", (char *)NULL);
+		_exit(99);
+	}
+	waitpid(pid, &st, 0);
+	int child_ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	int self_ok = is_xom((const void *)self_fn) == 1;
+	CHECK(child_ok && self_ok && copy_ok,
+	      "parent xom %d, forked copy xom %d, exec'd child status %#x",
+	      self_ok, copy_ok, st);
+	PASS("");
+}
+
+/* The first address in [lo, hi) where pat (16 bytes) is, but at skip, or
+ * 0.  Read through /proc/self/mem, which gives EIO instead of SIGBUS for a
+ * file mapping that runs past the end of its file. */
+static uintptr_t find(int mem, uintptr_t lo, uintptr_t hi, const char *pat,
+                      uintptr_t skip)
+{
+	static char buf[1 << 16];
+
+	for (uintptr_t a = lo; a < hi; a += sizeof(buf) - 16) {
+		size_t want = hi - a < sizeof(buf) ? hi - a : sizeof(buf);
+		ssize_t n = pread(mem, buf, want, (off_t)a);
+		if (n < 16)
+			return 0;
+		for (ssize_t i = 0; i + 16 <= n; i++)
+			if (buf[i] == pat[0] && !memcmp(buf + i, pat, 16)
+			    && a + (uintptr_t)i != skip)
+				return a + (uintptr_t)i;
+		if ((size_t)n < want)
+			return 0;
+	}
+	return 0;
+}
+
+/*
+ * memscan: no plan and no plan store is left in readable memory after
+ * start-up.  A plan says which code pages stay readable, which an attacker
+ * with a read bug could use as a crash-free guide.  The patterns are the
+ * heads of a plan and of a store index, built here at run time so that
+ * this program's own constants do not match.
+ */
+static int m_memscan(int argc, char **argv)
+{
+	char plan[16], store[16], line[512];
+	const uint32_t two = 2, one = 1;
+
+	(void)argc, (void)argv;
+	test_name = "plans-not-in-memory";
+	memcpy(plan, "XOMPLA", 6), memcpy(plan + 6, "N2", 2);
+	memcpy(plan + 8, &two, 4), memcpy(plan + 12, &two, 4);
+	memcpy(store, "XOMSTO", 6), memcpy(store + 6, "RE", 2);
+	memcpy(store + 8, &one, 4), memcpy(store + 12, &two, 4);
+	FILE *f = fopen("/proc/self/maps", "r");
+	int mem = open("/proc/self/mem", O_RDONLY);
+	CHECK(f && mem >= 0, "cannot read /proc/self/maps and mem");
+	int regions = 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		char perms[8];
+		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3 || perms[0] != 'r'
+		    || strstr(line, "[vvar]") || strstr(line, "[vsyscall]"))
+			continue;
+		regions++;
+		uintptr_t hit;
+		if ((hit = find(mem, lo, hi, plan, (uintptr_t)plan))
+		    || (hit = find(mem, lo, hi, store, (uintptr_t)store))) {
+			fclose(f);
+			line[strcspn(line, "\n")] = 0;
+			CHECK(0, "a plan or a store index at %#lx, in %s",
+			      (unsigned long)hit, line);
+		}
+	}
+	fclose(f);
+	close(mem);
+	PASS("(%d readable regions searched)", regions);
+}
+
+/* Reads code that belongs to the dynamic linker's other namespaces: the
+ * walk a data-only attacker can make from the main program through
+ * DT_DEBUG's r_debug to every namespace's link maps (r_debug_extended),
+ * ending in a read of the first code page of another namespace's libc. */
+static int m_nswalk(int argc, char **argv)
+{
+	extern ElfW(Dyn) _DYNAMIC[];
+	struct r_debug_extended *r = NULL;
+
+	(void)argc, (void)argv;
+	test_name = "namespace-walk";
+	for (const ElfW(Dyn) *d = _DYNAMIC; d->d_tag != DT_NULL; d++)
+		if (d->d_tag == DT_DEBUG)
+			r = (void *)d->d_un.d_ptr;
+	CHECK(r, "no DT_DEBUG");
+	CHECK(r->base.r_version >= 2, "r_debug version %d: no other namespaces",
+	      r->base.r_version);
+	for (r = r->r_next; r; r = r->r_next)
+		for (struct link_map *m = r->base.r_map; m; m = m->l_next) {
+			if (!strstr(m->l_name, "libc.so"))
+				continue;
+			const ElfW(Ehdr) *eh = (const void *)m->l_addr;
+			const ElfW(Phdr) *ph = (const void *)(m->l_addr + eh->e_phoff);
+			for (int i = 0; i < eh->e_phnum; i++)
+				if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X)) {
+					const volatile char *code =
+						(const void *)(m->l_addr + ph[i].p_vaddr);
+					printf("read code of %s in another namespace: %02x\n",
+					       m->l_name, (unsigned char)code[0]);
+					return 0;
+				}
+		}
+	CHECK(0, "no libc in another namespace");
+}
+
+const struct mode core_modes[] = {
+	{ "haspku", "", "exit 0 when pkey_alloc works", m_haspku },
+	{ "self", "", "read own code (dies under enforcement)", m_self },
+	{ "libc", "", "read libc's code (dies under enforcement)", m_libc },
+	{ "call", "", "call own and libc's code (exit 0)", m_call },
+	{ "audit", "", "read code and print \"survived\"", m_audit },
+	{ "probe", "self|libc", "exit 0 when that code is execute-only", m_probe },
+	{ "maps", "LIB|iconv|- NAME...", "smaps and reads agree: NAME is execute-only", m_maps },
+	{ "threads", "LIB N SECONDS EXPECT_XOM", "dlopen/dlclose in N threads", m_threads },
+	{ "cycle", "LIB N", "dlopen/dlclose without growing xom's mappings", m_cycle },
+	{ "fork", "", "fork, fork+exec keep the protection", m_fork },
+	{ "vfork", "", "vfork+exec keeps the protection", m_fork },
+	{ "memscan", "", "no plan or store index in readable memory", m_memscan },
+	{ "nswalk", "", "read another namespace's libc code", m_nswalk },
+	{ NULL, NULL, NULL, NULL },
+};
+
+static const struct mode *const tables[] = { core_modes, fault_modes, harden_modes };
+
 int main(int argc, char **argv)
 {
-	const char *m = argc > 1 ? argv[1] : "";
-
-	if (!strcmp(m, "reseal") && argc > 4)
-		return reseal(argv[2], atol(argv[3]), (uint32_t)atol(argv[4]));
-	if (!strcmp(m, "haspku"))
-		return has_pku() ? 0 : 1;
-	if (!strcmp(m, "self"))
-		return read_self() == 12345;
-	if (!strcmp(m, "libc"))
-		return read_libc() == 12345;
-	if (!strcmp(m, "call")) {
-		char a[4] = "abc", b[4];
-		memcpy(b, a, 4);
-		return xom_test_target(1) == 8 && !strcmp(b, "abc") ? 0 : 1;
-	}
-	if (!strcmp(m, "audit")) {
-		/* Reads its own code twice: the page stays readable after the
-		 * first report. */
-		int a = read_self(), b = read_self(), c = read_libc();
-		printf("survived %d\n", (a == b) + c);
-		return 0;
-	}
-	if (!strcmp(m, "probe")) {       /* probe self|libc: exit 0 if xom */
-		const void *p = argc > 2 && !strcmp(argv[2], "libc")
-		                ? (const void *)memcpy : (const void *)xom_test_target;
-		return is_xom(p) == 1 ? 0 : 1;
-	}
-	if (!strcmp(m, "maps")) {        /* maps NAME...: each has a pkey'd --xp */
-		/* "iconv" makes libc load a gconv module by itself. */
-		int conv = argc > 2 && !strcmp(argv[2], "iconv");
-		void *h = argc > 2 && !conv ? dlopen(argv[2], RTLD_NOW) : NULL;
-		int bad = 0;
-		if (conv) {
-			iconv_t cd = iconv_open("IBM037", "UTF-8");
-			char in[] = "hi", out[8], *ip = in, *op = out;
-			size_t il = 2, ol = sizeof(out);
-			if (cd == (iconv_t)-1 || iconv(cd, &ip, &il, &op, &ol) != 0
-			    || (unsigned char)out[0] != 0x88) {
-				puts("FAIL maps-gconv: iconv to IBM037 failed");
-				return 1;
-			}
-		} else if (argc > 2 && !h) {
-			printf("FAIL maps: dlopen %s: %s\n", argv[2], dlerror());
-			return 1;
-		}
-		for (int i = 3; i < argc; i++) {
-			int r = smaps_xom(argv[i]);
-			printf(r == 1 ? "PASS maps-%s\n" : "FAIL maps-%s: no --xp mapping "
-			       "with a protection key\n", strrchr(argv[i], '/')
-			       ? strrchr(argv[i], '/') + 1 : argv[i]);
-			bad |= r != 1;
-		}
-		return bad;
-	}
-	if (!strcmp(m, "cycle") && argc > 3) {
-		/* dlopen/dlclose the same library many times: xom's own
-		 * mappings (plans) must not grow with the count. */
-		int before = -1, n = atoi(argv[3]);
-		for (int i = 0; i < n; i++) {
-			void *lh = dlopen(argv[2], RTLD_NOW);
-			if (!lh) {
-				printf("FAIL dlopen-cycle: %s\n", dlerror());
-				return 1;
-			}
-			dlclose(lh);
-			if (i == 0)
-				before = count_maps();
-		}
-		int after = count_maps();
-		if (after - before <= 2)
-			printf("PASS dlopen-cycle\n");
-		else
-			printf("FAIL dlopen-cycle: %d mappings after one cycle, %d after %d\n",
-			       before, after, n);
-		return after - before > 2;
-	}
-	if (!strcmp(m, "handler"))
-		return own_faults();
-	if (!strcmp(m, "threads") && argc > 5) {
-		lib_path = argv[2];
-		return threads(atoi(argv[3]), atof(argv[4]), atoi(argv[5]));
-	}
-	if (!strcmp(m, "fork") || !strcmp(m, "vfork")) {
-		/* The child of a plain fork keeps the parent's protected
-		 * mappings; after exec (from fork or from vfork, whose child
-		 * borrows the parent's memory until then) a new copy of xom
-		 * protects the new image, and the parent stays as it was. */
-		int use_vfork = m[0] == 'v', st, copy_ok = 1;
-		const char *name = use_vfork ? "vfork-exec" : "fork-exec";
-		pid_t pid;
-
-		if (!use_vfork) {
-			pid = fork();
-			if (pid == 0)
-				_exit(is_xom((const void *)self_fn) == 1 ? 0 : 1);
-			waitpid(pid, &st, 0);
-			copy_ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
-		}
-		pid = use_vfork ? vfork() : fork();
-		if (pid == 0) {
-			execl("/proc/self/exe", argv[0], "probe", "self", (char *)NULL);
-			_exit(99);
-		}
-		waitpid(pid, &st, 0);
-		int child_ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
-		int self_ok = is_xom((const void *)self_fn) == 1;
-		if (child_ok && self_ok && copy_ok)
-			printf("PASS %s\n", name);
-		else
-			printf("FAIL %s: parent xom %d, forked copy xom %d, exec'd child status %#x\n",
-			       name, self_ok, copy_ok, st);
-		return !(child_ok && self_ok && copy_ok);
-	}
-	fprintf(stderr, "usage: xomtest haspku|self|libc|call|audit|probe|maps|"
-	        "handler|threads|fork|vfork|cycle ...\n");
+	if (argc > 1)
+		for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
+			for (const struct mode *m = tables[t]; m->name; m++)
+				if (!strcmp(m->name, argv[1])) {
+					test_name = m->name;
+					return m->fn(argc - 1, argv + 1);
+				}
+	fprintf(stderr, "usage: xomtest MODE [ARGS...]; modes:\n");
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
+		for (const struct mode *m = tables[t]; m->name; m++)
+			fprintf(stderr, "  %-10s %-26s %s\n", m->name, m->args, m->about);
 	return 2;
 }

@@ -1,0 +1,112 @@
+/*
+ * calls.c - the libc calls that xom stands in for, whichever door routes
+ * the program to them: the preload library exports functions of the same
+ * names, and the audit module binds the program's references to libc's
+ * functions to these (la_symbind64).
+ *
+ * SIGSEGV: xom's handler must stay first, while the program sees its own
+ * action; glibc's signal family calls sigaction internally, past any
+ * interposer, so each member is done here with its own semantics.  The
+ * protection key: a program may free and set only the keys it allocated,
+ * and xom's is not one of them.
+ *
+ * Phase: any time after start, in any thread of the program.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "loader.h"
+#include "xom_loader.h"
+
+struct xom_libc xom_libc;
+
+int xom_call_sigaction(int sig, const struct sigaction *act,
+                       struct sigaction *old)
+{
+	if (sig == SIGSEGV) {
+		if (xom_sigaction(act, old) == 0)
+			return 0;
+		if (xom_libc.forward && xom_libc.forward(act, old) == 0)
+			return 0;
+	}
+	if (!xom_libc.sigaction) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return xom_libc.sigaction(sig, act, old);
+}
+
+static sighandler_t set_handler(int sig, sighandler_t handler, int flags,
+                                int mask_self)
+{
+	struct sigaction act, old;
+
+	if (sig <= 0 || sig >= NSIG || handler == SIG_ERR) {
+		errno = EINVAL;
+		return SIG_ERR;
+	}
+	memset(&act, 0, sizeof(act));
+	act.sa_handler = handler;
+	act.sa_flags = flags;
+	sigemptyset(&act.sa_mask);
+	if (mask_self)
+		sigaddset(&act.sa_mask, sig);
+	if (xom_call_sigaction(sig, &act, &old) != 0)
+		return SIG_ERR;
+	return old.sa_handler;
+}
+
+/* signal(), bsd_signal(), ssignal(): BSD semantics. */
+sighandler_t xom_call_signal(int sig, sighandler_t handler)
+{
+	return set_handler(sig, handler, SA_RESTART, 1);
+}
+
+/* sysv_signal(): System V semantics, one-shot and not masked. */
+sighandler_t xom_call_sysv_signal(int sig, sighandler_t handler)
+{
+	return set_handler(sig, handler, SA_RESETHAND | SA_NODEFER, 0);
+}
+
+/* sigset(): SIG_HOLD blocks the signal; anything else sets the handler and
+ * unblocks it, and the old disposition is SIG_HOLD if it was blocked. */
+sighandler_t xom_call_sigset(int sig, sighandler_t disp)
+{
+	if (sig != SIGSEGV || disp == SIG_HOLD)
+		return xom_libc.sigset ? xom_libc.sigset(sig, disp) : SIG_ERR;
+	sigset_t set, old;
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sighandler_t prev = set_handler(sig, disp, 0, 0);
+	if (prev != SIG_ERR && pthread_sigmask(SIG_UNBLOCK, &set, &old) == 0
+	    && sigismember(&old, sig))
+		prev = SIG_HOLD;
+	return prev;
+}
+
+static int guarded(int key)
+{
+	if (xom_key_guard(key))
+		return 1;
+	return xom_libc.key_guard && xom_libc.key_guard(key);
+}
+
+int xom_call_pkey_free(int key)
+{
+	if (guarded(key)) {
+		errno = EINVAL;
+		return -1;
+	}
+	return xom_libc.pkey_free ? xom_libc.pkey_free(key) : (errno = ENOSYS, -1);
+}
+
+int xom_call_pkey_set(int key, unsigned rights)
+{
+	if (guarded(key)) {
+		errno = EINVAL;
+		return -1;
+	}
+	return xom_libc.pkey_set ? xom_libc.pkey_set(key, rights)
+	                         : (errno = ENOSYS, -1);
+}

@@ -1,0 +1,275 @@
+/*
+ * store.c - adds plans to a plan store (xom_plan.h): the tools' side.
+ *
+ * Writers take the store's lock (flock on DIR/lock), so that two processes
+ * that scanned at the same time do not drop each other's plans; readers
+ * never lock, because every file is replaced by rename and a reader's
+ * mapping keeps the file it opened.  A plan already in the index under the
+ * same key is replaced by the new one.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "build.h"
+
+struct entry { const struct xom_plan_head *plan; uint64_t hash; };
+
+static int say(char *why, size_t cap, const char *what, const char *path)
+{
+	snprintf(why, cap, "%s %s: %s", what, path, strerror(errno));
+	return -1;
+}
+
+/* Writes buf to dir/name through a temporary file and a rename. */
+static int replace_file(const char *dir, const char *name, const void *buf,
+                        size_t len, char *why, size_t cap)
+{
+	char tmp[4300], dst[4200];
+
+	snprintf(dst, sizeof(dst), "%s/%s", dir, name);
+	snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", dst, (long)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+	              0644);
+	if (fd < 0)
+		return say(why, cap, "cannot create", tmp);
+	int bad = xom_write_all(fd, buf, len);
+	int err = errno;
+	bad |= close(fd);
+	if (bad || rename(tmp, dst) != 0) {
+		if (!bad)
+			err = errno;
+		unlink(tmp);
+		errno = err;
+		return say(why, cap, "cannot write", dst);
+	}
+	return 0;
+}
+
+/* The plans of the index now in dir, or none if it is missing or damaged:
+ * a damaged index is rebuilt from what this run adds. */
+static void *map_index(const char *dir, size_t *len)
+{
+	char path[4200];
+	struct stat st;
+	const char *why;
+
+	snprintf(path, sizeof(path), "%s/" XOM_STORE_INDEX, dir);
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	void *p = MAP_FAILED;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)
+	    && st.st_size >= (off_t)sizeof(struct xom_store_head)
+	    && st.st_size <= (off_t)XOM_STORE_MAX)
+		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (xom_store_check_head(p, (size_t)st.st_size, &why) != 0) {
+		munmap(p, (size_t)st.st_size);
+		return NULL;
+	}
+	*len = (size_t)st.st_size;
+	return p;
+}
+
+static int has_key(const struct entry *e, size_t n, const struct xom_plan_key *k,
+                   uint64_t hash)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct xom_plan_key got;
+		if (e[i].hash != hash)
+			continue;
+		xom_plan_key_of(e[i].plan, &got);
+		if (xom_key_equal(&got, k))
+			return 1;
+	}
+	return 0;
+}
+
+/* The old index's plans that no new plan replaces, after the new ones. */
+static size_t old_plans(const void *index, size_t len, struct entry *e,
+                        size_t n, size_t cap)
+{
+	const struct xom_store_head *h = index;
+	const struct xom_store_slot *s = (const void *)(h + 1);
+	const char *why;
+
+	for (uint32_t i = 0; i < h->nslots && n < cap; i++) {
+		if (!s[i].len || s[i].off % 8 || s[i].off > len
+		    || s[i].len > len - s[i].off)
+			continue;
+		const struct xom_plan_head *p = (const void *)((const char *)index + s[i].off);
+		struct xom_plan_key k;
+		if (xom_plan_check(p, s[i].len, &why) != 0)
+			continue;
+		xom_plan_key_of(p, &k);
+		uint64_t hash = xom_key_hash(&k);
+		if (!has_key(e, n, &k, hash))
+			e[n++] = (struct entry){ p, hash };
+	}
+	return n;
+}
+
+/* Lays out a new index of the n plans in e. */
+static void *build_index(const struct entry *e, size_t n, size_t *len)
+{
+	uint32_t nslots = 16;
+	while (nslots < 2 * n)
+		nslots *= 2;
+	size_t total = sizeof(struct xom_store_head)
+	               + (size_t)nslots * sizeof(struct xom_store_slot);
+	for (size_t i = 0; i < n; i++)
+		total += e[i].plan->total;
+	if (total > XOM_STORE_MAX)
+		return NULL;
+	char *buf = calloc(1, total);
+	if (!buf)
+		return NULL;
+	struct xom_store_head *h = (void *)buf;
+	struct xom_store_slot *slot = (void *)(h + 1);
+	memcpy(h->magic, XOM_STORE_MAGIC, 8);
+	h->format = XOM_STORE_FORMAT;
+	h->scan_version = XOM_PLAN_SCAN_VERSION;
+	h->total = total;
+	h->nslots = nslots;
+	h->nplans = (uint32_t)n;
+	size_t at = sizeof(*h) + (size_t)nslots * sizeof(*slot);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t k = (uint32_t)e[i].hash & (nslots - 1);
+		while (slot[k].len)
+			k = (k + 1) & (nslots - 1);
+		slot[k] = (struct xom_store_slot){ e[i].hash, (uint32_t)at,
+		                                   e[i].plan->total };
+		memcpy(buf + at, e[i].plan, e[i].plan->total);
+		at += e[i].plan->total;
+	}
+	xom_store_seal_head(h);
+	*len = total;
+	return buf;
+}
+
+static int write_syms(const char *dir, const struct xom_built *b, size_t n,
+                      char *why, size_t cap)
+{
+	char sub[4200], name[XOM_KEY_NAME_MAX + 8];
+
+	snprintf(sub, sizeof(sub), "%s/" XOM_STORE_SYMS, dir);
+	if (mkdir(sub, 0755) != 0 && errno != EEXIST)
+		return say(why, cap, "cannot create", sub);
+	for (size_t i = 0; i < n; i++) {
+		struct xom_plan_key k;
+		if (!b[i].plan || !b[i].syms)
+			continue;
+		xom_plan_key_of(b[i].plan, &k);
+		xom_key_name(&k, name, sizeof(name));
+		if (replace_file(sub, name, b[i].syms, b[i].syms->total, why, cap))
+			return -1;
+	}
+	return 0;
+}
+
+static int merge_index(const char *dir, const struct xom_built *b, size_t n,
+                       char *why, size_t cap)
+{
+	size_t old_len = 0, len = 0, k = 0;
+	void *old = map_index(dir, &old_len);
+	size_t most = n + (old ? ((const struct xom_store_head *)old)->nslots : 0);
+	struct entry *e = calloc(most + 1, sizeof(*e));
+	int rc = -1;
+
+	if (!e) {
+		snprintf(why, cap, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct xom_plan_key key;
+		if (!b[i].plan)
+			continue;
+		xom_plan_key_of(b[i].plan, &key);
+		uint64_t hash = xom_key_hash(&key);
+		if (!has_key(e, k, &key, hash))
+			e[k++] = (struct entry){ b[i].plan, hash };
+	}
+	if (old)
+		k = old_plans(old, old_len, e, k, most);
+	void *index = build_index(e, k, &len);
+	if (!index) {
+		snprintf(why, cap, "the index would be too large");
+		goto out;
+	}
+	rc = replace_file(dir, XOM_STORE_INDEX, index, len, why, cap);
+	free(index);
+out:
+	free(e);
+	if (old)
+		munmap(old, old_len);
+	return rc;
+}
+
+/* A store's directory must be the writer's, and a user's must be private:
+ * anyone who can write to it could feed plans and symbol names to the
+ * user's programs. */
+static int dir_trusted(const char *dir, int shared, char *why, size_t cap)
+{
+	struct stat st;
+
+	if (lstat(dir, &st) != 0)
+		return say(why, cap, "cannot use", dir);
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid()
+	    || (st.st_mode & (shared ? 022 : 077))) {
+		snprintf(why, cap, "%s is not a directory that only you %s", dir,
+		         shared ? "can write to" : "can use (mode 0700)");
+		return -1;
+	}
+	return 0;
+}
+
+/* mkdir -p, the missing directories with mode. */
+static int make_dirs(const char *dir, mode_t mode)
+{
+	char p[4200];
+
+	snprintf(p, sizeof(p), "%s", dir);
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = 0;
+		if (mkdir(p, mode) != 0 && errno != EEXIST)
+			return -1;
+		*s = '/';
+	}
+	return mkdir(p, mode) == 0 || errno == EEXIST ? 0 : -1;
+}
+
+int xom_store_add(const char *dir, int shared, const struct xom_built *b,
+                  size_t n, char *why, size_t cap)
+{
+	char lock[4200];
+
+	/* A file-size limit must fail the write, not kill the writer. */
+	signal(SIGXFSZ, SIG_IGN);
+	if (make_dirs(dir, shared ? 0755 : 0700) != 0)
+		return say(why, cap, "cannot create", dir);
+	if (dir_trusted(dir, shared, why, cap) != 0)
+		return -1;
+	snprintf(lock, sizeof(lock), "%s/" XOM_STORE_LOCK, dir);
+	int fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return say(why, cap, "cannot open", lock);
+	int rc = -1;
+	if (flock(fd, LOCK_EX) != 0)
+		say(why, cap, "cannot lock", lock);
+	else if (write_syms(dir, b, n, why, cap) == 0)
+		rc = merge_index(dir, b, n, why, cap);
+	close(fd);
+	return rc;
+}

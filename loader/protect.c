@@ -1,0 +1,396 @@
+/*
+ * protect.c - a batch of newly mapped objects, from their mappings to their
+ * protection, in three passes:
+ *   1. xom_batch_add, as each object is reported (inside dl_iterate_phdr or
+ *      la_objopen): copies what it needs from the mapped image - name,
+ *      span, build-id - and drops what is known already.  Memory reads
+ *      only: no system call.
+ *   2. xom_batch_run: finds each object's plan in the stores, or from one
+ *      run of the helper for all the misses.  File I/O and a child
+ *      process, so never inside a callback that holds the dynamic
+ *      linker's locks (the preload door) - except la_activity, where the
+ *      audit door must protect the objects before any of their code runs,
+ *      and which takes no lock of xom's that ld.so's callers could hold.
+ *   3. applies each plan and remembers the object for the fault handler.
+ *      The audit door does it at once (ld.so holds its load lock: nothing
+ *      can be unloaded meanwhile).  The preload door does it in a second
+ *      walk of dl_iterate_phdr, through xom_batch_apply: an object that
+ *      another thread unloaded since pass 1 is no longer listed, and
+ *      listed objects stay mapped while the walk holds the linker's lock,
+ *      so a plan is never applied to memory that is gone or reused.
+ *
+ * Phase: object (passes 2 and 3 run inside xom_enter/xom_leave).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#include "loader.h"
+#include "xom_loader.h"
+
+#define MAX_BATCH 1024
+
+struct arrival {
+	char name[256];
+	uintptr_t bias, lo, hi;
+	const ElfW(Phdr) *ph;           /* pass 1 only, unless stable */
+	int phnum, flags;
+	struct xom_plan_key key;        /* the build-id, or (pass 2) identity */
+	const char *path;               /* for messages and the helper */
+	const struct xom_plan_head *plan;
+	const char *why;                /* the helper's reason, if no plan */
+	int done;                       /* remembered: nothing more to do */
+	int outcome;
+};
+
+static struct arrival batch[MAX_BATCH];
+static size_t nbatch, dropped;
+
+/* ---- pass 1 ------------------------------------------------------------ */
+
+/*
+ * Whether an object that was protected still is.  A library unloaded and
+ * loaded again at the same address looks like the old one to
+ * dl_iterate_phdr; its new mapping has no key.  The kernel honours the
+ * caller's PKRU when it copies from user memory, so a system call that
+ * reads a string from a protected page fails with EFAULT, and access()
+ * does nothing else with it.  (Pass 2 does this: it is a system call.)
+ */
+static int still_protected(const struct xom_object *o)
+{
+	if (!o->probe || xom_opt.backend == XOM_BACKEND_NONE)
+		return 1;
+	return access((const char *)o->probe, F_OK) != 0 && errno == EFAULT;
+}
+
+static void remember(const struct arrival *a, uintptr_t probe)
+{
+	struct xom_object o;
+
+	memset(&o, 0, sizeof(o));
+	o.flags = (uint8_t)a->flags;
+	if (a->key.kind == XOM_KEY_BUILD_ID)
+		o.flags |= XOM_OBJ_BUILD_ID;
+	o.bias = a->bias;
+	o.lo = a->lo;
+	o.hi = a->hi;
+	o.probe = probe;
+	if (a->key.kind)
+		xom_key_name(&a->key, o.key, sizeof(o.key));
+	xom_copy_str(o.path, sizeof(o.path), a->path ? a->path : "?");
+	xom_forget_range(a->lo, a->hi);
+	xom_object_remember(&o);
+}
+
+void xom_batch_add(const char *name, uintptr_t bias, const ElfW(Phdr) *ph,
+                   int phnum, int flags)
+{
+	uintptr_t lo, hi;
+
+	if (!xom_active || !ph)
+		return;
+	xom_elf_exec_span(bias, ph, phnum, &lo, &hi);
+	if (lo >= hi)
+		return;         /* nothing executable: a pure data object */
+	if (nbatch == MAX_BATCH) {
+		dropped++;
+		return;
+	}
+	struct arrival *a = &batch[nbatch++];
+	memset(a, 0, sizeof(*a));
+	xom_copy_str(a->name, sizeof(a->name), name ? name : "");
+	a->bias = bias;
+	a->lo = lo;
+	a->hi = hi;
+	a->ph = ph;
+	a->phnum = phnum;
+	a->flags = flags | (xom_started ? XOM_OBJ_LATE : 0);
+	if (!(a->flags & XOM_OBJ_MAIN))
+		a->path = a->name;
+	xom_elf_build_id(bias, ph, phnum, &a->key);
+}
+
+/* ---- pass 2 ------------------------------------------------------------ */
+
+/* The main program's file.  Not AT_EXECFN, which for a #! script names
+ * the script, so that the interpreter really mapped would go unprotected;
+ * but when the dynamic linker was run as a program (ld.so PROG), the
+ * executable is ld.so and glibc puts the program in AT_EXECFN: the file
+ * whose build-id is the mapped one's is the right one. */
+static const char *main_path(const struct xom_plan_key *mapped)
+{
+	static char exe[PATH_MAX];
+	struct xom_plan_key k;
+
+	if (!exe[0]) {
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		exe[n > 0 ? n : 0] = 0;
+	}
+	const char *execfn = (const char *)getauxval(AT_EXECFN);
+	if (mapped->kind == XOM_KEY_BUILD_ID && execfn
+	    && (xom_elf_file_build_id(exe, &k) != 0 || !xom_key_equal(&k, mapped))
+	    && xom_elf_file_build_id(execfn, &k) == 0 && xom_key_equal(&k, mapped))
+		return execfn;
+	return exe[0] ? exe : NULL;
+}
+
+/* The key of an object without a build-id: the identity of its file. */
+static int ident_key(const char *path, struct xom_plan_key *k)
+{
+	struct stat st;
+	struct xom_file_ident id;
+
+	if (!path || stat(path, &st) != 0) {
+		xom_say("%s: cannot stat the file (%m); left unprotected",
+		        path ? path : "the main program");
+		return -1;
+	}
+	id = (struct xom_file_ident){
+		(uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_size,
+		st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+		st.st_ctim.tv_sec, st.st_ctim.tv_nsec,
+	};
+	memset(k, 0, sizeof(*k));
+	k->kind = XOM_KEY_IDENT;
+	k->len = sizeof(id);
+	memcpy(k->bytes, &id, sizeof(id));
+	return 0;
+}
+
+/* What one arrival is, and its plan if a store has it.  Returns 1 when it
+ * still needs a plan. */
+static int classify(struct arrival *a, struct xom_stores *st)
+{
+	int which;
+	struct xom_object *known = xom_object_find(a->bias, a->lo);
+
+	if (known && !((a->flags & XOM_OBJ_VERIFY) && !still_protected(known)))
+		return a->done = 1, 0;
+	if (known)
+		xom_object_forget(known);       /* unloaded and mapped again */
+	if (!strncmp(a->name, "linux-vdso", 10)
+	    || (uintptr_t)getauxval(AT_SYSINFO_EHDR) == a->lo) {
+		a->path = "[vdso]";             /* no file; stays readable */
+		a->key.kind = 0;
+		remember(a, 0);
+		return a->done = 1, 0;
+	}
+	int is_main = a->flags & XOM_OBJ_MAIN;
+	if (is_main && (!a->key.kind || xom_opt.exclude))
+		a->path = main_path(&a->key);
+	if (a->path && xom_opt_excludes(&xom_opt, a->path)) {
+		if (xom_opt.verbose >= 1)
+			xom_say("%s: excluded; left unprotected", a->path);
+		a->key.kind = 0;
+		remember(a, 0);
+		return a->done = 1, 0;
+	}
+	if (!a->key.kind && ident_key(a->path, &a->key) != 0)
+		return 0;
+	a->plan = xom_stores_find(st, &a->key, &which);
+	if (a->plan && !a->path)
+		a->path = xom_plan_path(a->plan);
+	return !a->plan;
+}
+
+/* A cold scan of this much code takes long enough to say so on a
+ * terminal: about a third of a second on one core. */
+#define SAY_SCANNING_BYTES (4ul << 20)
+
+static void say_scanning(size_t k, unsigned long bytes)
+{
+	int fd = xom_log_fd();
+
+	if (xom_opt.verbose >= 1 || (bytes >= SAY_SCANNING_BYTES && fd >= 0
+	                             && isatty(fd)))
+		xom_say("scanning %zu object%s (%lu MB of code) for the first time...",
+		        k, k == 1 ? "" : "s", (bytes + (1ul << 19)) >> 20);
+}
+
+/* One helper run for every object no store had. */
+static void plan_misses(void **mem, size_t *len)
+{
+	static const char *paths[MAX_BATCH];
+	static const struct xom_plan_head *plans[MAX_BATCH];
+	static const char *whys[MAX_BATCH];
+	static size_t slot[MAX_BATCH];
+	size_t k = 0;
+	unsigned long bytes = 0;
+
+	for (size_t i = 0; i < nbatch; i++) {
+		struct arrival *a = &batch[i];
+		if (a->done || a->plan || !a->key.kind)
+			continue;
+		if (!a->path && (a->flags & XOM_OBJ_MAIN))
+			a->path = main_path(&a->key);
+		if (!a->path)
+			continue;
+		paths[k] = a->path;
+		slot[k++] = i;
+		bytes += a->hi - a->lo;
+	}
+	if (!k)
+		return;
+	say_scanning(k, bytes);
+	if (xom_helper_run(paths, k, plans, whys, mem, len) != 0)
+		return;
+	for (size_t j = 0; j < k; j++) {
+		batch[slot[j]].plan = plans[j];
+		batch[slot[j]].why = whys[j];
+	}
+}
+
+/* ---- pass 3 ------------------------------------------------------------ */
+
+/* Applies what pass 2 found to one arrival, whose program headers ph are
+ * valid now. */
+static void finish(struct arrival *a, const ElfW(Phdr) *ph, int phnum)
+{
+	uintptr_t probe = 0;
+	struct xom_plan_key got;
+	char key[XOM_KEY_NAME_MAX];
+
+	a->outcome = XOM_UNPROTECTED;
+	if (a->plan) {
+		xom_plan_key_of(a->plan, &got);
+		if (!xom_key_equal(&got, &a->key)) {
+			xom_say("%s: the file on disk is not the one mapped; left unprotected",
+			        a->path);
+		} else {
+			struct xom_target t = { a->path, a->bias, ph, phnum, a->flags, a->path };
+			if (a->key.kind == XOM_KEY_BUILD_ID) {
+				xom_key_name(&a->key, key, sizeof(key));
+				t.profile_key = key;
+			}
+			a->outcome = xom_apply(&t, a->plan, &probe);
+		}
+	} else if (a->why && a->path) {
+		xom_say("%s: analysis failed: %s; left unprotected", a->path, a->why);
+	}
+	remember(a, probe);
+	a->done = 1;
+}
+
+int xom_batch_apply(const char *name, uintptr_t bias, const ElfW(Phdr) *ph,
+                    int phnum)
+{
+	uintptr_t lo, hi;
+	struct xom_plan_key k;
+
+	xom_elf_exec_span(bias, ph, phnum, &lo, &hi);
+	for (size_t i = 0; i < nbatch; i++) {
+		struct arrival *a = &batch[i];
+		if (a->done || a->bias != bias || a->lo != lo
+		    || strncmp(a->name, name ? name : "", sizeof(a->name) - 1))
+			continue;
+		/* Still the object of pass 1: the same build-id, if it had one
+		 * (a file identity is checked by the plan's code checksum). */
+		if (a->key.kind == XOM_KEY_BUILD_ID
+		    && (xom_elf_build_id(bias, ph, phnum, &k) != 0
+		        || !xom_key_equal(&k, &a->key)))
+			continue;
+		finish(a, ph, phnum);
+	}
+	return 0;
+}
+
+/* ---- the batch ----------------------------------------------------------- */
+
+void xom_started_up(void)
+{
+	xom_started = 1;
+	if (xom_opt.verbose < 2 || !xom_active)
+		return;
+	xom_say("%lu objects protected: %lu pages execute-only, %lu kept readable, %lu protection calls, about %lu mappings added",
+	        xom_totals.objects, xom_totals.xom_pages, xom_totals.readable_pages,
+	        xom_totals.calls, xom_totals.maps_added);
+}
+
+/* Ends the batch: counts what was left unprotected, refuses under
+ * require=1, and forgets the batch.  Returns 0 or -1 (late, refused). */
+static int end_batch(void)
+{
+	static char first[256];
+	size_t refused = dropped;
+
+	first[0] = 0;
+	for (size_t i = 0; i < nbatch; i++) {
+		struct arrival *a = &batch[i];
+		if (!a->done)
+			continue;       /* gone before pass 3, or known */
+		if (a->outcome == XOM_UNPROTECTED && a->path && !first[0])
+			xom_copy_str(first, sizeof(first), a->path);
+		refused += a->outcome == XOM_UNPROTECTED;
+	}
+	if (dropped)
+		xom_say("%zu objects arrived at once, more than xom can take; they are left unprotected",
+		        dropped);
+	nbatch = dropped = 0;
+	if (!refused || !xom_opt.require)
+		return 0;
+	if (xom_started)
+		return -1;
+	static char why[400];
+	xom_fmt(why, sizeof(why), "%s cannot be protected",
+	        first[0] ? first : "an object");
+	xom_refuse(why);
+}
+
+/* Passes 2 and 3; apply walks the objects again for pass 3 (the preload
+ * door), or NULL to use the program headers that pass 1 saw. */
+static int run_batch(void (*apply)(void))
+{
+	struct xom_stores st;
+	void *mem = NULL;
+	size_t len = 0, misses = 0;
+
+	xom_enter();
+	xom_stores_open(&st);
+	xom_profile_open();
+	for (size_t i = 0; i < nbatch; i++) {
+		batch[i].outcome = XOM_APPLIED;
+		misses += (size_t)classify(&batch[i], &st);
+	}
+	if (misses)
+		plan_misses(&mem, &len);
+	if (apply) {
+		apply();
+	} else {
+		for (size_t i = 0; i < nbatch; i++)
+			if (!batch[i].done)
+				finish(&batch[i], batch[i].ph, batch[i].phnum);
+	}
+	/* Before the stores are unmapped: a path may point into one. */
+	int rc = end_batch();
+	/* What the program may have done since the last batch, behind every
+	 * wrapper: changed the key's rights, or replaced the handler. */
+	if (xom_started) {
+		xom_key_check();
+		if (xom_fault_check())
+			xom_say("the program replaced xom's SIGSEGV handler with a raw system call; xom put its own back in front, and passes the program's faults on to it");
+	}
+	xom_stores_close(&st);
+	xom_helper_release(mem, len);
+	xom_profile_close();
+	xom_leave();
+	return rc;
+}
+
+int xom_batch_run(void)
+{
+	if (!xom_active) {
+		nbatch = dropped = 0;
+		return 0;
+	}
+	return run_batch(NULL);
+}
+
+int xom_batch_run_walk(void (*walk)(void))
+{
+	if (!xom_active) {
+		nbatch = dropped = 0;
+		return 0;
+	}
+	return run_batch(walk);
+}

@@ -1,0 +1,107 @@
+/*
+ * sync.c - the preload door's view of the loaded objects: what
+ * dl_iterate_phdr shows, compared with the table.
+ *
+ * Phase: object.  dl_iterate_phdr calls its callback with the dynamic
+ * linker's write lock held, and libc's own dlopen takes the load lock
+ * first, so the callbacks only read memory: the first walk collects
+ * (xom_batch_add), the batch finds its plans after it, and a second walk
+ * applies them to the objects still listed (see protect.c).  glibc counts the objects ever added and removed; when
+ * neither count has moved since the last sync there is nothing to do, so a
+ * dlopen of a library already loaded costs two loads.
+ */
+#include "loader.h"
+#include "xom_loader.h"
+
+static unsigned long long last_adds = ~0ull, last_subs = ~0ull;
+static uint32_t generation;
+
+struct walk {
+	unsigned long long adds, subs;
+	int first, unloaded;
+};
+
+static int read_counts(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct walk *w = arg;
+
+	(void)size;
+	w->adds = info->dlpi_adds;
+	w->subs = info->dlpi_subs;
+	return 1;
+}
+
+static int collect(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct walk *w = arg;
+	uintptr_t lo, hi;
+	int main = w->first && (!info->dlpi_name || !*info->dlpi_name);
+
+	(void)size;
+	if (w->first) {
+		w->adds = info->dlpi_adds;
+		w->subs = info->dlpi_subs;
+		w->unloaded = last_subs != ~0ull && w->subs != last_subs;
+		w->first = 0;
+	}
+	xom_elf_exec_span(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum,
+	                  &lo, &hi);
+	if (lo >= hi)
+		return 0;
+	struct xom_object *o = xom_object_find(info->dlpi_addr, lo);
+	int flags = (main ? XOM_OBJ_MAIN : 0) | (xom_started ? XOM_OBJ_LATE : 0);
+	if (o && (main || !strncmp(o->path, info->dlpi_name, sizeof(o->path) - 1))) {
+		o->seen = generation;
+		/* After an unload, a late object may be a new mapping. */
+		if (!w->unloaded || !(o->flags & XOM_OBJ_LATE))
+			return 0;
+		flags |= XOM_OBJ_VERIFY;
+	}
+	xom_batch_add(info->dlpi_name, info->dlpi_addr, info->dlpi_phdr,
+	              info->dlpi_phnum, flags);
+	return 0;
+}
+
+static int apply_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	xom_batch_apply(info->dlpi_name, info->dlpi_addr, info->dlpi_phdr,
+	                info->dlpi_phnum);
+	return 0;
+}
+
+static void apply_walk(void)
+{
+	dl_iterate_phdr(apply_one, NULL);
+}
+
+static void forget_unseen(struct xom_object *o, void *arg)
+{
+	(void)arg;
+	if ((o->flags & XOM_OBJ_LATE) && !(o->flags & XOM_OBJ_OTHER_NS)
+	    && o->seen != generation)
+		xom_object_forget(o);
+}
+
+int xom_sync_objects(void)
+{
+	struct walk w = { 0, 0, 1, 0 };
+
+	if (!xom_active)
+		return 0;
+	dl_iterate_phdr(read_counts, &w);
+	if (w.adds == __atomic_load_n(&last_adds, __ATOMIC_ACQUIRE)
+	    && w.subs == __atomic_load_n(&last_subs, __ATOMIC_ACQUIRE))
+		return 0;
+	xom_enter();
+	generation++;
+	w.first = 1;
+	dl_iterate_phdr(collect, &w);
+	xom_objects_each(forget_unseen, NULL);
+	int rc = xom_batch_run_walk(apply_walk);
+	__atomic_store_n(&last_subs, w.subs, __ATOMIC_RELEASE);
+	__atomic_store_n(&last_adds, w.adds, __ATOMIC_RELEASE);
+	xom_leave();
+	return rc;
+}

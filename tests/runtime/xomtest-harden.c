@@ -1,0 +1,379 @@
+/*
+ * xomtest-harden.c - the ways a host process could trip xom up, one mode
+ * each: a changed directory, a reused descriptor 2, threads, forks,
+ * cancellation and longjmp during a scan, freed keys, the map-count limit,
+ * a file renamed during dlopen, and the launchers that run a program as
+ * another user or under a seccomp filter.
+ */
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <iconv.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "xomtest.h"
+
+/* chdir-dlopen DIR LIB: changes directory, then dlopens LIB (whose plan
+ * is not cached yet): a relative LD_PRELOAD path must not make xom run
+ * DIR's build/xom-plan. */
+static int m_chdir_dlopen(int argc, char **argv)
+{
+	test_name = "helper-after-chdir";
+	CHECK(argc > 2, "usage: chdir-dlopen DIR LIB");
+	CHECK(chdir(argv[1]) == 0, "chdir %s", argv[1]);
+	CHECK(dlopen(argv[2], RTLD_NOW), "dlopen: %s", dlerror());
+	PASS("");
+}
+
+/* fd2 FILE LIB: a daemon's pattern: closes descriptor 2, opens FILE (which
+ * gets 2), then dlopens LIB, about which xom has something to say. */
+static int m_fd2(int argc, char **argv)
+{
+	test_name = "log-descriptor-reused";
+	CHECK(argc > 2, "usage: fd2 FILE LIB");
+	close(2);
+	int fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd == 2, "open gave %d, not 2", fd);
+	CHECK(write(fd, "DATA\n", 5) == 5, "write");
+	dlopen(argv[2], RTLD_NOW);
+	PASS("");
+}
+
+static volatile int running = 1;
+
+static void *iconv_loop(void *arg)
+{
+	static const char *const sets[] = { "IBM037", "IBM500", "EBCDIC-US",
+	                                    "IBM1047", "ISO-8859-15", "KOI8-R" };
+	(void)arg;
+	for (unsigned i = 0; running; i++) {
+		iconv_t cd = iconv_open(sets[i % 6], "UTF-8");
+		if (cd != (iconv_t)-1)
+			iconv_close(cd);
+	}
+	return NULL;
+}
+
+/* iconv-dlopen LIB SECONDS: one thread has libc load gconv modules by
+ * itself (iconv_open) while another dlopens LIB, whose plan is scanned
+ * every time (cache=off): neither may hang. */
+static int m_iconv_dlopen(int argc, char **argv)
+{
+	pthread_t t;
+	int n = 0;
+
+	test_name = "no-deadlock-iconv-dlopen";
+	CHECK(argc > 2, "usage: iconv-dlopen LIB SECONDS");
+	time_t end = time(NULL) + atoi(argv[2]);
+	pthread_create(&t, NULL, iconv_loop, NULL);
+	while (time(NULL) < end) {
+		void *h = dlopen(argv[1], RTLD_NOW);
+		CHECK(h, "dlopen: %s", dlerror());
+		dlclose(h);
+		n++;
+	}
+	running = 0;
+	pthread_join(t, NULL);
+	PASS("(%d dlopen cycles)", n);
+}
+
+static void *dlopen_forever(void *arg)
+{
+	while (running) {
+		void *h = dlopen(arg, RTLD_NOW);
+		if (h)
+			dlclose(h);
+	}
+	return NULL;
+}
+
+/* fork-scan LIB N: forks N children while another thread dlopens LIB,
+ * scanned every time; each child uses the dynamic linker and NSS and must
+ * exit within a few seconds. */
+static int m_fork_scan(int argc, char **argv)
+{
+	pthread_t t;
+
+	test_name = "fork-during-scan";
+	CHECK(argc > 2, "usage: fork-scan LIB N");
+	pthread_create(&t, NULL, dlopen_forever, argv[1]);
+	for (int i = 0; i < atoi(argv[2]); i++) {
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+		pid_t pid = fork();
+		if (pid == 0) {
+			alarm(20);
+			void *h = dlopen("libm.so.6", RTLD_NOW);
+			struct passwd *pw = getpwuid(0);
+			_exit(h && pw ? 0 : 3);
+		}
+		int st;
+		CHECK(waitpid(pid, &st, 0) == pid, "waitpid");
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		      "child %d ended with status %#x (hung?)", i, st);
+	}
+	running = 0;
+	pthread_join(t, NULL);
+	PASS("");
+}
+
+static void *dlopen_once(void *arg)
+{
+	void *h = dlopen(arg, RTLD_NOW);
+	if (h)
+		dlclose(h);
+	return NULL;
+}
+
+/* cancel-scan LIB1 LIB2: a thread in dlopen(LIB1), scanned, is cancelled;
+ * afterwards dlopen(LIB2) still works. */
+static int m_cancel_scan(int argc, char **argv)
+{
+	pthread_t t;
+
+	test_name = "cancel-during-scan";
+	CHECK(argc > 2, "usage: cancel-scan LIB1 LIB2");
+	for (int i = 0; i < 5; i++) {
+		pthread_create(&t, NULL, dlopen_once, argv[1]);
+		struct timespec ts = { 0, (i + 1) * 3 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+		pthread_cancel(t);
+		pthread_join(t, NULL);
+	}
+	alarm(60);
+	CHECK(dlopen(argv[2], RTLD_NOW), "dlopen after cancellations: %s", dlerror());
+	PASS("");
+}
+
+static sigjmp_buf jump;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	siglongjmp(jump, 1);
+}
+
+/* jump-scan LIB1 LIB2: a signal handler that longjmps is due while
+ * dlopen(LIB1) scans; afterwards dlopen(LIB2) still works. */
+static int m_jump_scan(int argc, char **argv)
+{
+	struct itimerval it = { { 0, 0 }, { 0, 2000 } };
+	volatile int jumps = 0;
+
+	test_name = "longjmp-during-scan";
+	CHECK(argc > 2, "usage: jump-scan LIB1 LIB2");
+	signal(SIGALRM, on_alarm);
+	for (int i = 0; i < 5; i++) {
+		if (sigsetjmp(jump, 1) == 0) {
+			setitimer(ITIMER_REAL, &it, NULL);
+			void *h = dlopen(argv[1], RTLD_NOW);
+			if (h)
+				dlclose(h);
+			pause();
+		}
+		jumps++;
+	}
+	signal(SIGALRM, SIG_DFL);
+	alarm(60);
+	CHECK(dlopen(argv[2], RTLD_NOW), "dlopen after the jumps: %s", dlerror());
+	PASS("(%d jumps)", jumps);
+}
+
+/* pkey-free: frees every key it did not allocate, allocates keys that
+ * allow everything, then reads its own code (dies under xom). */
+static int m_pkey_free(int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	for (int k = 1; k < 16; k++)
+		pkey_free(k);
+	for (int k = 1; k < 16; k++)
+		if (pkey_alloc(0, 0) < 0)
+			break;
+	for (int k = 1; k < 16; k++)
+		pkey_set(k, 0);
+	printf("read %02x\n", *(volatile const unsigned char *)(const void *)self_fn);
+	return 0;
+}
+
+/* pkey-free-raw: the same with the raw system calls, past every wrapper. */
+static int m_pkey_free_raw(int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	for (int k = 1; k < 16; k++)
+		syscall(SYS_pkey_free, k);
+	for (int k = 1; k < 16; k++)
+		if (syscall(SYS_pkey_alloc, 0, 0) < 0)
+			break;
+	/* rights 0 for every key: PKRU = 0 */
+	__asm__ volatile("xor %%ecx, %%ecx\n\txor %%edx, %%edx\n\txor %%eax, %%eax\n\t"
+	                 "wrpkru" ::: "eax", "ecx", "edx", "memory");
+	printf("read %02x\n", *(volatile const unsigned char *)(const void *)self_fn);
+	fflush(stdout);
+	/* The next batch of objects notices and says so. */
+	if (argc > 1)
+		dlopen(argv[1], RTLD_NOW);
+	return 0;
+}
+
+/* vmreadv: reads its own code with process_vm_readv: prints what happened. */
+static int m_vmreadv(int argc, char **argv)
+{
+	char c;
+	struct iovec local = { &c, 1 };
+	struct iovec remote = { (void *)(uintptr_t)(const void *)self_fn, 1 };
+
+	(void)argc, (void)argv;
+	ssize_t n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+	printf(n == 1 ? "read %02x\n" : "failed\n", (unsigned char)c);
+	return n == 1 ? 0 : 1;
+}
+
+/* maxmaps N: maps N more single pages that cannot merge (alternating
+ * protections): PASS when every one succeeds. */
+static int m_maxmaps(int argc, char **argv)
+{
+	test_name = "program-maps-near-limit";
+	CHECK(argc > 1, "usage: maxmaps N");
+	int n = atoi(argv[1]), lines = 0, c;
+	FILE *f = fopen("/proc/self/maps", "r");
+	while (f && (c = getc(f)) != EOF)
+		lines += c == '\n';
+	if (f)
+		fclose(f);
+	printf("maps %d\n", lines);
+	char *base = mmap(NULL, (size_t)n * 2 * 4096, PROT_NONE,
+	                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(base != MAP_FAILED, "reserve");
+	for (int i = 0; i < n; i++)
+		CHECK(mprotect(base + (size_t)i * 2 * 4096, 4096, PROT_READ) == 0,
+		      "mapping %d of %d", i + 1, n);
+	PASS("(%d more mappings)", n);
+}
+
+/* unprotect-code: gives its own code page back its read right with the
+ * default key, as a program undoing the protection would, then reads it;
+ * sealed pages refuse. */
+static int m_unprotect_code(int argc, char **argv)
+{
+	uintptr_t page = (uintptr_t)(const void *)self_fn & ~4095ul;
+
+	(void)argc, (void)argv;
+	if (syscall(SYS_pkey_mprotect, page, 4096, PROT_READ | PROT_EXEC, 0) == 0)
+		printf("unprotect ok\n");
+	else
+		printf("unprotect failed: %s\n", strerror(errno));
+	fflush(stdout);
+	printf("read %02x\n", *(volatile const unsigned char *)(const void *)self_fn);
+	return 0;
+}
+
+/* tamper INDEX: makes every plan in a store index describe a segment one
+ * page longer, sealed as if xom had written it: a plan that does not
+ * match the mapping, for require=1 to refuse. */
+#include "../../loader/plan/xom_plan.h"
+static int m_tamper(int argc, char **argv)
+{
+	test_name = "tamper";
+	CHECK(argc > 1, "usage: tamper INDEX");
+	int fd = open(argv[1], O_RDWR);
+	CHECK(fd >= 0, "open %s", argv[1]);
+	off_t len = lseek(fd, 0, SEEK_END);
+	char *p = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(p != MAP_FAILED, "mmap");
+	const struct xom_store_head *h = (const void *)p;
+	const struct xom_store_slot *s = (const void *)(h + 1);
+	int n = 0;
+	for (uint32_t i = 0; i < h->nslots; i++) {
+		if (!s[i].len)
+			continue;
+		struct xom_plan_head *ph = (void *)(p + s[i].off);
+		((struct xom_plan_seg *)(ph + 1))->memsz += 4096;
+		xom_plan_seal(ph);
+		n++;
+	}
+	munmap(p, (size_t)len);
+	close(fd);
+	PASS("(%d plans)", n);
+}
+
+/* runas UID [VAR=VALUE...] CMD...: runs CMD as UID with those variables
+ * set (for set-user-ID tests): the variables are the caller's, not this
+ * launcher's, which may itself run under xom. */
+static int m_runas(int argc, char **argv)
+{
+	CHECK(argc > 2, "usage: runas UID [VAR=VALUE...] CMD...");
+	uid_t uid = (uid_t)atoi(argv[1]);
+	int i = 2;
+	CHECK(setgroups(0, NULL) == 0 && setresgid(uid, uid, uid) == 0
+	      && setresuid(uid, uid, uid) == 0, "cannot become %u", uid);
+	for (; i < argc && strchr(argv[i], '=') && argv[i][0] != '/'; i++)
+		CHECK(putenv(argv[i]) == 0, "putenv %s", argv[i]);
+	CHECK(i < argc, "no command");
+	execv(argv[i], argv + i);
+	CHECK(0, "exec %s", argv[i]);
+}
+
+/* mdwe CMD...: runs CMD under a seccomp filter like systemd's
+ * MemoryDenyWriteExecute=yes: mprotect and pkey_mprotect with PROT_EXEC,
+ * and mmap with PROT_WRITE|PROT_EXEC, fail with EPERM. */
+static int m_mdwe(int argc, char **argv)
+{
+#define ARG2 offsetof(struct seccomp_data, args[2])
+#define NR offsetof(struct seccomp_data, nr)
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, NR),
+		/* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, NR),
+		/* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mprotect, 2, 0),
+		/* 2 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pkey_mprotect, 1, 0),
+		/* 3 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mmap, 3, 2),
+		/* 4 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG2),
+		/* 5 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, PROT_EXEC, 4, 0),
+		/* 6 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		/* 7 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG2),
+		/* 8 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, PROT_WRITE, 0, 2),
+		/* 9 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, PROT_EXEC, 0, 1),
+		/* 10 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		/* 11 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+
+	CHECK(argc > 1, "usage: mdwe CMD...");
+	CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "no_new_privs");
+	CHECK(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0, "seccomp");
+	execv(argv[1], argv + 1);
+	CHECK(0, "exec %s", argv[1]);
+}
+
+const struct mode harden_modes[] = {
+	{ "chdir-dlopen", "DIR LIB", "dlopen after chdir (relative preload path)", m_chdir_dlopen },
+	{ "fd2", "FILE LIB", "descriptor 2 reused for FILE, then dlopen", m_fd2 },
+	{ "iconv-dlopen", "LIB SECONDS", "iconv_open and dlopen in two threads", m_iconv_dlopen },
+	{ "fork-scan", "LIB N", "fork while another thread scans", m_fork_scan },
+	{ "cancel-scan", "LIB1 LIB2", "cancel a thread during a scan", m_cancel_scan },
+	{ "jump-scan", "LIB1 LIB2", "siglongjmp out of a scan", m_jump_scan },
+	{ "pkey-free", "", "free xom's key, allow all keys, read own code", m_pkey_free },
+	{ "pkey-free-raw", "[LIB]", "the same with raw system calls, then dlopen LIB", m_pkey_free_raw },
+	{ "vmreadv", "", "process_vm_readv of own code", m_vmreadv },
+	{ "maxmaps", "N", "map N more pages", m_maxmaps },
+	{ "unprotect-code", "", "pkey_mprotect own code back to readable, read it", m_unprotect_code },
+	{ "tamper", "INDEX", "make a store's plans disagree with the files", m_tamper },
+	{ "runas", "UID [VAR=VALUE...] CMD...", "run CMD as UID", m_runas },
+	{ "mdwe", "CMD...", "run CMD under a MemoryDenyWriteExecute filter", m_mdwe },
+	{ NULL, NULL, NULL, NULL },
+};
