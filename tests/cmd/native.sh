@@ -154,7 +154,7 @@ t_run_nopku() {
 	# with --require it is refused.
 	run_rc run-nopku 0 "$xom" run -- "$probe" readcode || return
 	has "$tmp/err" "running unprotected" || { bad run-nopku "no notice: $(cat "$tmp/err")"; return; }
-	run_rc run-nopku 127 "$xom" run --require -- "$probe" exit 0 && ok run-nopku
+	run_rc run-nopku 126 "$xom" run --require -- "$probe" exit 0 && ok run-nopku
 }
 
 # ---- xom scan, check, status -------------------------------------------------
