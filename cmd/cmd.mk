@@ -3,7 +3,10 @@
 
 ALL += $(B)/xom
 
-$(B)/xom: $(B)/cmd/xom.o
+# The command reads XOM_OPTIONS with the runtime's own parser.
+CMD_OBJ := $(addprefix $(B)/cmd/,xom.o run.o prog.o check.o status.o scan.o) \
+	$(B)/loader/options.o
+$(B)/xom: $(CMD_OBJ)
 	$(CC) -o $@ $^ $(XLDFLAGS)
 
 # ---- install ------------------------------------------------------------
