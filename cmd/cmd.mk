@@ -46,7 +46,8 @@ uninstall:
 
 # ---- tests ----------------------------------------------------------------
 
-CMD_TEST_PROGS := $(B)/tests/cmd/probe $(B)/tests/cmd/probe-static
+CMD_TEST_PROGS := $(B)/tests/cmd/probe $(B)/tests/cmd/probe-static \
+	$(B)/tests/cmd/libempty.so $(B)/tests/cmd/status_count
 
 $(B)/tests/cmd/probe: tests/cmd/probe.c | $(B)/.deps-build
 	@mkdir -p $(@D)
@@ -57,6 +58,18 @@ $(B)/tests/cmd/probe-static: tests/cmd/probe.c | $(B)/.deps-build
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -static -o $@ $< \
 		|| { echo "no static libc: building a stand-in" >&2; rm -f $@; }
+
+# The user's own preload, for the test that xom run keeps it.
+$(B)/tests/cmd/libempty.so: tests/cmd/libempty.c | $(B)/.deps-build
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -shared -fPIC -o $@ $<
+
+# xom status's counting rule, on made-up smaps text (it includes
+# cmd/status.c).
+$(B)/tests/cmd/status_count: tests/cmd/status_count.c cmd/status.c cmd/cmd.h \
+		| $(B)/.deps-build
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -o $@ $<
 
 .PHONY: check-cmd cmd-tests
 cmd-tests: $(B)/xom $(B)/xom.1 $(B)/xom-scan $(RUNTIME_FILES) $(CMD_TEST_PROGS) \
