@@ -300,7 +300,7 @@ test_run_env() {
 	has "$tmp/out" "LD_AUDIT unset" || { t_fail run-env "LD_AUDIT set"; return; }
 	# Items are split as the runtime splits them: empty ones drop out, and
 	# a key is what comes before the first '='.
-	XOM_OPTIONS=::mode=audit=x::profile=$tmp/p:log=$tmp/log: \
+	XOM_OPTIONS=::mode=audit=x::profile=$tmp/p::log=$tmp/log: \
 		run_rc run-env 0 "$xom" run --mode off -- "$probe" env XOM_OPTIONS || return
 	has "$tmp/out" "XOM_OPTIONS=profile=$tmp/p:log=$tmp/log:mode=off" ||
 		{ t_fail run-env "split: $(cat "$tmp/out")"; return; }
