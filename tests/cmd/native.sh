@@ -62,6 +62,13 @@ wait_state() {
 		i=$((i + 1))
 	done
 }
+# finish PID: waits up to 10 s for the background job PID to end, kills it
+# if it has not (a broken xom must fail the test, not hang it), and gives
+# its exit status.
+finish() {
+	wait_state "$1" Zg || kill -KILL "$1" 2>/dev/null
+	wait "$1"
+}
 # The keys of loader/options.def, one "key=values" a line.
 option_keys() {
 	sed -n 's/^XOM_OPT(\([a-z_]*\), *[A-Z_]*, *"[^"]*", *"\([^"]*\)".*/\1=\2/p' loader/options.def
@@ -218,7 +225,7 @@ test_run_forward() {
 			t_fail "run-forward-$sig" "SIG$sig sent to xom did not reach the program"
 		fi
 	done
-	wait "$xpid"
+	finish "$xpid"
 	rc=$?
 	[ "$rc" = 0 ] && [ "$(grep -c '^got ' "$tmp/sig")" = 8 ] && t_pass run-forward ||
 		t_fail run-forward "xom exit status $rc; the probe got: $(grep '^got' "$tmp/sig" | tr '\n' ' ')"
@@ -231,7 +238,7 @@ test_run_fate() {
 	xpid=$!
 	started "$tmp/pid" >/dev/null || { t_fail run-fate "the probe never started"; kill -9 "$xpid"; return; }
 	kill -s USR1 "$xpid"
-	wait "$xpid"
+	finish "$xpid"
 	rc=$?
 	[ "$rc" = 138 ] && has "$tmp/err" "killed by SIGUSR1" && t_pass run-fate ||
 		t_fail run-fate "exit status $rc, expected 138: $(cat "$tmp/err")"
@@ -244,7 +251,7 @@ test_run_pdeathsig() {
 	xpid=$!
 	pid=$(started "$tmp/pid") || { t_fail run-pdeathsig "the probe never started"; kill -9 "$xpid"; return; }
 	kill -KILL "$xpid"
-	wait "$xpid" 2>/dev/null
+	finish "$xpid" 2>/dev/null
 	# Orphaned, it is reaped by whoever adopts it, or stays a zombie where
 	# that one does not reap.
 	if wait_state "$pid" Zg; then
@@ -268,7 +275,7 @@ test_run_stop() {
 	wait_state "$pid" RS && wait_state "$xpid" RS ||
 		{ t_fail run-stop "after SIGCONT: xom $(state "$xpid"), program $(state "$pid")"; kill -9 "$xpid"; return; }
 	kill -TERM "$xpid"
-	wait "$xpid"
+	finish "$xpid"
 	[ $? = 143 ] && t_pass run-stop || t_fail run-stop "SIGTERM after SIGCONT did not end it"
 }
 
