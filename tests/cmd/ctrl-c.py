@@ -5,6 +5,7 @@
 # group, so the probe must get it once, not a second time through xom.
 import os
 import pty
+import select
 import signal
 import sys
 import time
@@ -20,6 +21,8 @@ def until(text):
     global out
     end = time.time() + 10
     while text not in out and time.time() < end:
+        if not select.select([fd], [], [], max(0, end - time.time()))[0]:
+            break
         try:
             out += os.read(fd, 4096)
         except OSError:
