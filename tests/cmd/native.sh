@@ -48,6 +48,18 @@ started() {
 	done
 	cat "$1"
 }
+# sleeper NAME: starts "xom run -- probe sleep 30" in the background, its
+# stderr in $tmp/err, and sets xpid (xom) and pid (the probe).  Says FAIL
+# NAME and returns 1 if the probe never starts.
+sleeper() {
+	rm -f "$tmp/pid"
+	"$xom" run -- "$probe" sleep 30 >"$tmp/pid" 2>"$tmp/err" &
+	xpid=$!
+	pid=$(started "$tmp/pid") && return 0
+	t_fail "$1" "the probe never started"
+	kill -KILL "$xpid"
+	return 1
+}
 # state PID: the process's state letter (R, S, T, Z...), or "gone".
 state() {
 	local s
@@ -233,10 +245,8 @@ test_run_forward() {
 
 # A signal that kills the program gives xom's exit status.
 test_run_fate() {
-	local xpid rc
-	"$xom" run -- "$probe" sleep 30 >"$tmp/pid" 2>"$tmp/err" &
-	xpid=$!
-	started "$tmp/pid" >/dev/null || { t_fail run-fate "the probe never started"; kill -9 "$xpid"; return; }
+	local xpid pid rc
+	sleeper run-fate || return
 	kill -s USR1 "$xpid"
 	finish "$xpid"
 	rc=$?
@@ -247,9 +257,7 @@ test_run_fate() {
 # SIGKILL to xom kills the program too (PR_SET_PDEATHSIG).
 test_run_pdeathsig() {
 	local xpid pid
-	"$xom" run -- "$probe" sleep 30 >"$tmp/pid" 2>/dev/null &
-	xpid=$!
-	pid=$(started "$tmp/pid") || { t_fail run-pdeathsig "the probe never started"; kill -9 "$xpid"; return; }
+	sleeper run-pdeathsig || return
 	kill -KILL "$xpid"
 	finish "$xpid" 2>/dev/null
 	# Orphaned, it is reaped by whoever adopts it, or stays a zombie where
@@ -265,9 +273,7 @@ test_run_pdeathsig() {
 # SIGTSTP stops xom with the program, SIGCONT wakes both.
 test_run_stop() {
 	local xpid pid
-	"$xom" run -- "$probe" sleep 30 >"$tmp/pid" 2>/dev/null &
-	xpid=$!
-	pid=$(started "$tmp/pid") || { t_fail run-stop "the probe never started"; kill -9 "$xpid"; return; }
+	sleeper run-stop || return
 	kill -TSTP "$xpid"
 	wait_state "$pid" T && wait_state "$xpid" T ||
 		{ t_fail run-stop "after SIGTSTP: xom $(state "$xpid"), program $(state "$pid")"; kill -9 "$xpid"; return; }
