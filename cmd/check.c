@@ -270,7 +270,7 @@ int cmd_check(int argc, char **argv)
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1)
+	if ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1)
 		return c == 'h' ? show_help() : option_error(c, argv, longopts);
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
