@@ -1,10 +1,23 @@
-# cmd/: the xom command (build/xom), its man page, `make install`, and its
-# tests (check-cmd).  The demo has its own fragment, demo/demo.mk.
+# cmd/: the xom command (build/xom), its man page (build/xom.1, made from
+# cmd/xom.1.in and the option table loader/options.def), `make install`
+# and `make uninstall`, and its tests (check-cmd).  The demo has its own
+# fragment, demo/demo.mk.
 
-ALL += $(B)/xom
+ALL += $(B)/xom $(B)/xom.1
 
-$(B)/xom: $(B)/cmd/xom.o
+# The command reads XOM_OPTIONS with the runtime's own parser.
+CMD_OBJ := $(addprefix $(B)/cmd/,xom.o run.o prog.o check.o status.o scan.o) \
+	$(B)/loader/options.o
+$(B)/xom: $(CMD_OBJ)
 	$(CC) -o $@ $^ $(XLDFLAGS)
+
+# The man page's list of XOM_OPTIONS keys is written by a host tool from
+# the same table that the runtime parses, so the two cannot drift apart.
+$(B)/cmd/manpage: $(B)/cmd/manpage.o $(B)/loader/options.o
+	$(CC) -o $@ $^ $(XLDFLAGS)
+
+$(B)/xom.1: cmd/xom.1.in $(B)/cmd/manpage
+	$(B)/cmd/manpage cmd/xom.1.in >$@
 
 # ---- install ------------------------------------------------------------
 # xom finds its libraries in ../lib/xom relative to itself, and the runtime
@@ -13,18 +26,28 @@ $(B)/xom: $(B)/cmd/xom.o
 PREFIX ?= /usr/local
 RUNTIME_FILES := $(B)/libxom.so $(B)/libxom-audit.so $(B)/xom-plan \
 	$(B)/libxom-scan.so
+INSTALLED_BIN := $(DESTDIR)$(PREFIX)/bin/xom $(DESTDIR)$(PREFIX)/bin/xom-scan
+INSTALLED_LIB := $(addprefix $(DESTDIR)$(PREFIX)/lib/xom/,$(notdir $(RUNTIME_FILES)))
+INSTALLED_MAN := $(DESTDIR)$(PREFIX)/share/man/man1/xom.1
 
-.PHONY: install
-install: $(B)/xom $(B)/xom-scan $(RUNTIME_FILES)
+.PHONY: install uninstall
+install: $(B)/xom $(B)/xom-scan $(RUNTIME_FILES) $(B)/xom.1
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/xom \
 		$(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(B)/xom $(B)/xom-scan $(DESTDIR)$(PREFIX)/bin/
 	install -m 755 $(RUNTIME_FILES) $(DESTDIR)$(PREFIX)/lib/xom/
-	install -m 644 cmd/xom.1 $(DESTDIR)$(PREFIX)/share/man/man1/xom.1
+	install -m 644 $(B)/xom.1 $(INSTALLED_MAN)
+
+# Removes what install installed; of the folders only lib/xom, which is
+# xom's own (the others are shared), and only when it is empty.
+uninstall:
+	rm -f $(INSTALLED_BIN) $(INSTALLED_LIB) $(INSTALLED_MAN)
+	rmdir $(DESTDIR)$(PREFIX)/lib/xom 2>/dev/null || true
 
 # ---- tests ----------------------------------------------------------------
 
-CMD_TEST_PROGS := $(B)/tests/cmd/probe $(B)/tests/cmd/probe-static
+CMD_TEST_PROGS := $(B)/tests/cmd/probe $(B)/tests/cmd/probe-static \
+	$(B)/tests/cmd/libempty.so $(B)/tests/cmd/status_count
 
 $(B)/tests/cmd/probe: tests/cmd/probe.c | $(B)/.deps-build
 	@mkdir -p $(@D)
@@ -36,8 +59,21 @@ $(B)/tests/cmd/probe-static: tests/cmd/probe.c | $(B)/.deps-build
 	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -static -o $@ $< \
 		|| { echo "no static libc: building a stand-in" >&2; rm -f $@; }
 
+# The user's own preload, for the test that xom run keeps it.
+$(B)/tests/cmd/libempty.so: tests/cmd/libempty.c | $(B)/.deps-build
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -shared -fPIC -o $@ $<
+
+# xom status's counting rule, on made-up smaps text (it includes
+# cmd/status.c).
+$(B)/tests/cmd/status_count: tests/cmd/status_count.c cmd/status.c cmd/cmd.h \
+		| $(B)/.deps-build
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -o $@ $<
+
 .PHONY: check-cmd cmd-tests
-cmd-tests: $(B)/xom $(B)/xom-scan $(RUNTIME_FILES) $(CMD_TEST_PROGS) demo-progs
+cmd-tests: $(B)/xom $(B)/xom.1 $(B)/xom-scan $(RUNTIME_FILES) $(CMD_TEST_PROGS) \
+	demo-progs
 
 CHECKS += check-cmd
 QUICK += check-cmd

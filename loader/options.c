@@ -211,13 +211,23 @@ void xom_options_secure(struct xom_opts *o, char *ignored, size_t cap)
 	}
 }
 
-static int parse_pair(struct xom_opts *o, char *item, char *err, size_t cap)
+size_t xom_opt_item(const char *text, size_t *keylen)
 {
-	char *v = strchr(item, '=');
+	size_t n = strcspn(text, ":");
+	const char *eq = memchr(text, '=', n);
 
-	if (!v || v == item)
+	*keylen = eq ? (size_t)(eq - text) : n;
+	return n;
+}
+
+/* item is one NUL-terminated item whose key is keylen bytes long. */
+static int parse_pair(struct xom_opts *o, char *item, size_t keylen,
+                      char *err, size_t cap)
+{
+	if (!item[keylen] || !keylen)
 		return fail(err, cap, "expected key=value, got '", item, "'");
-	*v++ = 0;
+	item[keylen] = 0;
+	const char *v = item + keylen + 1;
 	for (size_t i = 0; i < xom_opt_count; i++)
 		if (!strcmp(item, entries[i].key))
 			return set_value(&entries[i], o, v, err, cap);
@@ -239,14 +249,14 @@ int xom_options_parse(const char *text, struct xom_opts *o, char *buf,
 		return fail(err, errcap, "too long", NULL, NULL);
 	strcpy(buf, text);
 	for (char *s = buf, *next; s; s = next) {
-		next = strchr(s, ':');
-		if (next)
-			*next++ = 0;
-		if (!*s)
+		size_t kl, n = xom_opt_item(s, &kl);
+		next = s[n] ? s + n + 1 : NULL;
+		s[n] = 0;
+		if (!n)
 			continue;
 		if (!strcmp(s, "require=1"))
 			*require = 1;
-		if (!bad && parse_pair(o, s, err, errcap) != 0)
+		if (!bad && parse_pair(o, s, kl, err, errcap) != 0)
 			bad = 1;
 	}
 	return bad ? -1 : 0;

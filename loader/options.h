@@ -44,6 +44,12 @@ extern const size_t xom_opt_count;
 int xom_options_parse(const char *text, struct xom_opts *o, char *buf,
                       size_t cap, int *require, char *err, size_t errcap);
 
+/* XOM_OPTIONS' one splitting rule, for the parser and for `xom run`, which
+ * composes the variable: the item at text ends at the next ':' or NUL (its
+ * length is returned), its key at the first '=' within it (*keylen; the
+ * whole item when there is none). */
+size_t xom_opt_item(const char *text, size_t *keylen);
+
 /* Where plans are cached under o: XOM_CACHE_DIR with the directory in buf,
  * XOM_CACHE_OFF (cache=off) or XOM_CACHE_NONE (no absolute
  * XDG_CACHE_HOME or HOME). */
