@@ -8,14 +8,11 @@
  * with every run before it, so that the object works as if xom were absent.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "loader.h"
+#include "sys.h"
 
-#define MAX_PROFILE_PAGES 512
 #define SYS_mseal_ 462          /* Linux 6.10; not in every libc's headers yet */
 
 struct xom_totals xom_totals;
@@ -54,10 +51,10 @@ static int segs_match(const struct xom_plan_head *h, const ElfW(Phdr) *ph,
 static int code_matches(const struct xom_plan_head *h, uintptr_t bias)
 {
 	const struct xom_plan_seg *s = xom_plan_segs(h);
-	uint64_t sum = XOM_FNV_INIT;
+	uint64_t sum = XOM_HASH_INIT;
 
 	for (uint32_t i = 0; i < h->nsegs; i++)
-		sum = xom_fnv(sum, (const void *)(bias + s[i].vaddr), s[i].filesz);
+		sum = xom_hash(sum, (const void *)(bias + s[i].vaddr), s[i].filesz);
 	return sum == h->code_sum;
 }
 
@@ -76,12 +73,12 @@ static long read_long(const char *path)
 {
 	char buf[32];
 	long v = -1;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	long fd = x_open(path, O_RDONLY | O_CLOEXEC, 0);
 
-	if (fd < 0)
+	if (SYS_FAILED(fd))
 		return -1;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
+	long n = x_read((int)fd, buf, sizeof(buf) - 1);
+	x_close((int)fd);
 	if (n > 0) {
 		buf[n] = 0;
 		v = 0;
@@ -96,14 +93,14 @@ static long count_maps(void)
 {
 	char buf[4096];
 	long lines = 0;
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	long fd = x_open("/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
 
-	if (fd < 0)
+	if (SYS_FAILED(fd))
 		return -1;
-	for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0; )
-		for (ssize_t i = 0; i < n; i++)
+	for (long n; (n = x_read((int)fd, buf, sizeof(buf))) > 0; )
+		for (long i = 0; i < n; i++)
 			lines += buf[i] == '\n';
-	close(fd);
+	x_close((int)fd);
 	return lines;
 }
 
@@ -142,7 +139,7 @@ static int maps_affordable(unsigned long add, long *limit_out, long *count_out)
 static uintptr_t first_protected;
 
 /* Protects [s, e) minus the profile's pages; returns pages protected or
- * -1 (with errno), leaving the caller to undo. */
+ * -errno, leaving the caller to undo. */
 static long apply_run(uintptr_t bias, uint64_t s, uint64_t e,
                       const uint64_t *keep, size_t nkeep)
 {
@@ -156,8 +153,9 @@ static long apply_run(uintptr_t bias, uint64_t s, uint64_t e,
 		if (stop > e)
 			stop = e;
 		if (stop > cur) {
-			if (xom_protect(bias + cur, stop - cur) != 0)
-				return -1;
+			long rc = xom_protect(bias + cur, stop - cur);
+			if (rc != 0)
+				return rc;
 			if (!first_protected)
 				first_protected = bias + cur;
 			pages += (long)((stop - cur) / XOM_PAGE);
@@ -182,12 +180,13 @@ static void undo_runs(const struct xom_target *t, const struct xom_plan_head *h,
 
 static void say_failed(const struct xom_target *t, int err)
 {
-	errno = err;
 	if (err == EPERM && !filtered) {
 		filtered = 1;
-		xom_say("pkey_mprotect is refused (%m): a seccomp filter, such as systemd's MemoryDenyWriteExecute=yes, forbids PROT_EXEC changes; xom steps aside and the program runs unprotected");
+		xom_say("pkey_mprotect is refused (%serrno %d): a seccomp filter, such as systemd's MemoryDenyWriteExecute=yes, forbids PROT_EXEC changes; xom steps aside and the program runs unprotected",
+		        XOM_ERR(err));
 	} else if (err != EPERM) {
-		xom_say("%s: pkey_mprotect failed (%m); left unprotected", t->path);
+		xom_say("%s: pkey_mprotect failed (%serrno %d); left unprotected", t->path,
+		        XOM_ERR(err));
 	}
 }
 
@@ -201,38 +200,41 @@ static int seal_runs(const struct xom_target *t, const struct xom_plan_head *h)
 	    || xom_opt.backend == XOM_BACKEND_NONE)
 		return unsupported ? -1 : 0;
 	for (uint32_t i = 0; i < h->nruns; i++)
-		if (syscall(SYS_mseal_, t->bias + r[i].start, r[i].end - r[i].start, 0)
-		    != 0) {
-			unsupported = errno == ENOSYS || errno == EINVAL;
-			xom_say("%s: cannot seal its execute-only pages (%m)%s", t->path,
+	{
+		long rc = sys3(SYS_mseal_, (long)(t->bias + r[i].start),
+		               (long)(r[i].end - r[i].start), 0);
+		if (rc != 0) {
+			unsupported = rc == -ENOSYS || rc == -EINVAL;
+			xom_say("%s: cannot seal its execute-only pages (%serrno %d)%s", t->path,
+			        XOM_ERR((int)-rc),
 			        unsupported ? "; mseal needs Linux 6.10 or later" : "");
 			return -1;
 		}
+	}
 	return 0;
 }
 
 /* Protects every run; the pages made execute-only, or -1 after undoing. */
 static long apply_runs(const struct xom_target *t, const struct xom_plan_head *h)
 {
-	static uint64_t keep[MAX_PROFILE_PAGES];
-	size_t nkeep = t->profile_key
-	               ? xom_profile_pages(t->profile_key, keep, MAX_PROFILE_PAGES) : 0;
+	const uint64_t *keep = NULL;
+	size_t nkeep = t->profile_key && xom_opt.profile
+	               ? xom_profile_pages(t->profile_key, &keep) : 0;
 	const struct xom_plan_run *r = xom_plan_runs(h);
 	long xom = 0;
 
 	for (uint32_t i = 0; i < h->nruns; i++) {
 		long n = apply_run(t->bias, r[i].start, r[i].end, keep, nkeep);
 		if (n < 0) {
-			int err = errno;
 			undo_runs(t, h, i);
-			say_failed(t, err);
+			say_failed(t, (int)-n);
 			xom = -1;
 			break;
 		}
 		xom += n;
 	}
-	/* The profile's pages are a list of readable code: do not keep it. */
-	memset(keep, 0, nkeep * sizeof(keep[0]));
+	if (nkeep)
+		xom_profile_forget();
 	return xom;
 }
 

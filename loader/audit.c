@@ -23,10 +23,8 @@
  */
 #include <elf.h>
 #include <link.h>
-#include <string.h>
-#include <unistd.h>
-
 #include "loader.h"
+#include "sys.h"
 #include "xom_loader.h"
 
 static int audit_sigaction(const struct sigaction *act, struct sigaction *old)
@@ -66,6 +64,7 @@ XOM_EXPORT unsigned int la_version(unsigned int version)
 {
 	if (version < 1)
 		return 0;
+	xom_prefault();
 	/* dl_iterate_phdr, called from here, walks this module's namespace:
 	 * the module, its libc and the dynamic linker. */
 	if (xom_start("audit")) {
@@ -141,7 +140,7 @@ XOM_EXPORT void la_activity(uintptr_t *cookie, unsigned int flag)
 		return;
 	if (xom_batch_run() != 0) {
 		xom_say("refusing to go on: a library that the program loads cannot be protected (require=1)");
-		_exit(XOM_REFUSED_STATUS);
+		x_exit_group(XOM_REFUSED_STATUS);
 	}
 	if (*cookie == main_cookie && !xom_started) {
 		adopt_libc();

@@ -13,10 +13,9 @@
  * Phase: any time after start, in any thread of the program.
  */
 #include <errno.h>
-#include <pthread.h>
-#include <string.h>
 
 #include "loader.h"
+#include "sys.h"
 #include "xom_loader.h"
 
 struct xom_libc xom_libc;
@@ -49,9 +48,10 @@ static sighandler_t set_handler(int sig, sighandler_t handler, int flags,
 	memset(&act, 0, sizeof(act));
 	act.sa_handler = handler;
 	act.sa_flags = flags;
-	sigemptyset(&act.sa_mask);
-	if (mask_self)
-		sigaddset(&act.sa_mask, sig);
+	if (mask_self) {
+		uint64_t self = 1ull << (sig - 1);
+		memcpy(&act.sa_mask, &self, sizeof(self));
+	}
 	if (xom_call_sigaction(sig, &act, &old) != 0)
 		return SIG_ERR;
 	return old.sa_handler;
@@ -75,12 +75,10 @@ sighandler_t xom_call_sigset(int sig, sighandler_t disp)
 {
 	if (sig != SIGSEGV || disp == SIG_HOLD)
 		return xom_libc.sigset ? xom_libc.sigset(sig, disp) : SIG_ERR;
-	sigset_t set, old;
-	sigemptyset(&set);
-	sigaddset(&set, sig);
+	uint64_t set = 1ull << (sig - 1), old;
 	sighandler_t prev = set_handler(sig, disp, 0, 0);
-	if (prev != SIG_ERR && pthread_sigmask(SIG_UNBLOCK, &set, &old) == 0
-	    && sigismember(&old, sig))
+	if (prev != SIG_ERR && x_sigmask(SIG_UNBLOCK, &set, &old) == 0
+	    && (old & set))
 		prev = SIG_HOLD;
 	return prev;
 }

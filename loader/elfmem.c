@@ -7,12 +7,11 @@
  * on the cold path.  The images are trusted as far as the dynamic linker
  * trusted them to map and run them.
  */
-#include <fcntl.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include "loader.h"
+#include "sys.h"
 #include "xom_loader.h"
 
 /* Finds the GNU build-id note in [p, end); 0, or -1 if there is none. */
@@ -56,12 +55,12 @@ int xom_elf_build_id(uintptr_t bias, const ElfW(Phdr) *ph, int phnum,
 /* Reads n bytes at off of fd; 0, or -1. */
 static int read_at(int fd, void *buf, size_t n, uint64_t off)
 {
-	return pread(fd, buf, n, (off_t)off) == (ssize_t)n ? 0 : -1;
+	return x_pread(fd, buf, n, (long)off) == (long)n ? 0 : -1;
 }
 
 int xom_elf_file_build_id(const char *path, struct xom_plan_key *k)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = (int)x_open(path, O_RDONLY | O_CLOEXEC, 0);
 	ElfW(Ehdr) eh;
 	int rc = -1;
 
@@ -81,7 +80,7 @@ int xom_elf_file_build_id(const char *path, struct xom_plan_key *k)
 		rc = note_build_id(note, note + ph.p_filesz, k);
 	}
 out:
-	close(fd);
+	x_close(fd);
 	return rc;
 }
 

@@ -21,15 +21,12 @@
  * unwinder knows; xom's own trampoline below, with the same information,
  * is the fallback.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <ucontext.h>
-#include <unistd.h>
 
 #include "loader.h"
+#include "sys.h"
 #include "xom_loader.h"
 
 void xom_segv_entry(int sig, siginfo_t *si, void *uc);
@@ -125,7 +122,7 @@ static struct sigaction prog_act;       /* the program's SIGSEGV action */
 static long k_sigaction(int sig, const struct k_sigaction *k,
                         struct k_sigaction *old)
 {
-	return syscall(SYS_rt_sigaction, sig, k, old, 8);
+	return sys4(SYS_rt_sigaction, sig, (long)k, (long)old, 8);
 }
 
 /* Sets SIGSEGV back to its default and sends it again: it is blocked
@@ -136,7 +133,7 @@ static void die_by_segv(void)
 	struct k_sigaction k = { 0 };
 
 	k_sigaction(SIGSEGV, &k, NULL);
-	syscall(SYS_tgkill, (long)getpid(), syscall(SYS_gettid), SIGSEGV);
+	x_tgkill(x_getpid(), x_gettid(), SIGSEGV);
 }
 
 /* ---- naming a place ---------------------------------------------------- */
@@ -145,32 +142,32 @@ static void die_by_segv(void)
 static const struct xom_syms_head *map_syms(const struct xom_object *o,
                                             size_t *len)
 {
-	char path[XOM_PATH_MAX];
+	char path[XOM_PATH_MAX], buf[XOM_PATH_MAX];
 	struct stat st;
 	const char *why;
 
 	for (int i = 0; i < XOM_NSTORES && o->key[0]; i++) {
-		const char *dir = xom_store_dir(i);
+		const char *dir = xom_store_dir(i, buf, sizeof(buf));
 		if (!dir || xom_fmt(path, sizeof(path), "%s/" XOM_STORE_SYMS "/%s", dir,
 		                    o->key) >= sizeof(path) - 1)
 			continue;
-		int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		int fd = (int)x_open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
 		if (fd < 0)
 			continue;
-		void *p = MAP_FAILED;
-		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && !(st.st_mode & 022)
-		    && (st.st_uid == 0 || st.st_uid == geteuid())
+		void *p = NULL;
+		if (x_fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && !(st.st_mode & 022)
+		    && (st.st_uid == 0 || st.st_uid == x_geteuid())
 		    && st.st_size >= (off_t)sizeof(struct xom_syms_head)
 		    && st.st_size <= (off_t)XOM_SYMS_MAX)
-			p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		close(fd);
-		if (p == MAP_FAILED)
+			p = x_mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		x_close(fd);
+		if (!p || X_MAP_FAILED(p))
 			continue;
 		if (xom_syms_check(p, (size_t)st.st_size, &why) == 0) {
 			*len = (size_t)st.st_size;
 			return p;
 		}
-		munmap(p, (size_t)st.st_size);
+		x_munmap(p, (size_t)st.st_size);
 	}
 	return NULL;
 }
@@ -197,7 +194,7 @@ static size_t put_place(char *buf, size_t cap, uintptr_t addr)
 		n = xom_fmt(buf, cap, "%#lx (%s+%#lx, in %s)", (unsigned long)addr,
 		            o->path, (unsigned long)v, sym);
 	if (syms)
-		munmap((void *)syms, len);
+		x_munmap(syms, len);
 	return n;
 }
 
@@ -208,7 +205,7 @@ static void report(const char *verb, int write, uintptr_t addr, uintptr_t ip)
 	put_place(what, sizeof(what), addr);
 	put_place(by, sizeof(by), ip);
 	xom_say("%s %s of %s by instruction at %s, pid %u", verb,
-	        write ? "write" : "read", what, by, (unsigned)getpid());
+	        write ? "write" : "read", what, by, (unsigned)x_getpid());
 }
 
 /* ---- audit mode: the page's own protection ------------------------------ */
@@ -232,12 +229,12 @@ static int mapping_prot(uintptr_t addr)
 {
 	char buf[4096 + 512];
 	size_t have = 0;
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC), prot = -1;
+	int fd = (int)x_open("/proc/self/maps", O_RDONLY | O_CLOEXEC, 0), prot = -1;
 
 	if (fd < 0)
 		return -1;
 	for (;;) {
-		ssize_t r = read(fd, buf + have, sizeof(buf) - 1 - have);
+		long r = x_read(fd, buf + have, sizeof(buf) - 1 - have);
 		if (r <= 0)
 			break;
 		have += (size_t)r;
@@ -257,7 +254,7 @@ static int mapping_prot(uintptr_t addr)
 		memmove(buf, line, have);
 	}
 out:
-	close(fd);
+	x_close(fd);
 	return prot;
 }
 
@@ -271,7 +268,7 @@ static int allow_page(uintptr_t page, int write)
 	if (prot < 0)
 		prot = PROT_EXEC | (write ? PROT_WRITE : 0);
 	prot |= PROT_READ | (write ? PROT_WRITE : 0);
-	return (int)syscall(SYS_pkey_mprotect, page, XOM_PAGE, prot, 0);
+	return (int)sys4(SYS_pkey_mprotect, (long)page, XOM_PAGE, prot, 0);
 }
 
 /* ---- the decision -------------------------------------------------------- */
@@ -319,27 +316,25 @@ static void *program_handler(siginfo_t *si)
 	/* The kernel blocked SIGSEGV for xom's handler; the program's
 	 * handler gets its own mask, and SIGSEGV unblocked if it asked for
 	 * SA_NODEFER.  sigreturn restores the interrupted code's mask. */
-	sigset_t add = a.sa_mask, del;
-	sigemptyset(&del);
-	if (a.sa_flags & (SA_NODEFER | SA_RESETHAND))
-		sigaddset(&del, SIGSEGV);
-	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &add, NULL, 8);
-	syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &del, NULL, 8);
+	uint64_t add, del = (a.sa_flags & (SA_NODEFER | SA_RESETHAND))
+	                    ? 1ull << (SIGSEGV - 1) : 0;
+	memcpy(&add, &a.sa_mask, sizeof(add));
+	x_sigmask(SIG_BLOCK, &add, NULL);
+	if (del)
+		x_sigmask(SIG_UNBLOCK, &del, NULL);
 	return info ? (void *)a.sa_sigaction : (void *)a.sa_handler;
 }
 
 void *xom_segv_decide(int sig, siginfo_t *si, void *ucv)
 {
-	int saved = errno;
 	void *next = NULL;
 
 	(void)sig;
-	if (si->si_code == SEGV_PKUERR && xom_key >= 0
+	if (si->si_code == SEGV_PKUERR && xom_key > 0
 	    && (int)si->si_pkey == xom_key)
 		on_ours(si, ucv);
 	else
 		next = program_handler(si);
-	errno = saved;
 	return next;
 }
 
@@ -354,7 +349,7 @@ static int install(void)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = xom_segv_entry;
 	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
+	memset(&sa.sa_mask, 0, sizeof(sa.sa_mask));
 	if (libc_sigaction) {
 		if (libc_sigaction(SIGSEGV, &sa, &old) != 0)
 			return -1;

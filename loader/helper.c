@@ -11,52 +11,78 @@
  *   - checked before each run (a regular file that nobody else may write,
  *     owned by root or, outside secure-execution mode, by this user) and
  *     run from the descriptor that was checked (execveat);
- *   - started with clone(CLONE_VM | CLONE_VFORK) and no exit signal, so
- *     the host's SIGCHLD handler never sees it and its waitpid(-1) never
- *     reaps it;
+ *   - not the host's child: a short-lived intermediate starts it and
+ *     exits, so the host gets no SIGCHLD for it and its waitpid(-1) never
+ *     sees it (the kernel gives an exec'd child SIGCHLD as its exit
+ *     signal, whatever clone said);
+ *   - started with clone(CLONE_VM | CLONE_VFORK), twice, so that nothing
+ *     of the host's memory is copied, however big the host;
  *   - run at most once at a time per process (the object phase is locked),
  *     with every file of the batch in one run;
  *   - given an empty environment.  It is linked statically, so that not
  *     even /etc/ld.so.preload can load xom into it.
  */
 #include <dlfcn.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
-#include <signal.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include "loader.h"
+#include "sys.h"
 
 /* A scan of the largest libraries takes seconds; a helper silent for this
  * long is stuck, and the dlopen waiting for it must not hang for ever. */
 #define HELPER_TIMEOUT_MS 120000
-#define MAX_ARGS 1100
 
-static char helper[XOM_PATH_MAX];
+/* This library's path as the dynamic linker keeps it (a string of its
+ * link map, there for the life of the process), and, only when that is
+ * relative, the directory it was relative to at start-up. */
+static const char *lib_path;
+static char lib_cwd[XOM_PATH_MAX];
+
+/*
+ * What one run needs, mapped for it and unmapped after: the tables and
+ * stacks of a run would otherwise sit in .bss among, or between, the
+ * variables that every process start touches.
+ */
+#define MAX_ARGS 1100
+struct scratch {
+	char helper[XOM_PATH_MAX];
+	char user[XOM_PATH_MAX], fallback[XOM_PATH_MAX];
+	char *argv[MAX_ARGS];
+	char stack1[16 << 10] __attribute__((aligned(16)));
+	char stack2[16 << 10] __attribute__((aligned(16)));
+};
+static struct scratch *sc;
+#define helper (sc->helper)
 
 void xom_helper_locate(void)
 {
 	Dl_info info;
-	char cwd[XOM_PATH_MAX];
 
 	if (!dladdr((void *)xom_helper_locate, &info) || !info.dli_fname)
 		return;
-	const char *lib = info.dli_fname;
-	const char *slash = strrchr(lib, '/');
-	size_t dir = slash ? (size_t)(slash - lib) : 0;
-	if (lib[0] == '/') {
-		xom_fmt(helper, sizeof(helper), "%.*s/xom-plan", (int)dir, lib);
-	} else if (getcwd(cwd, sizeof(cwd))) {
-		/* The dynamic linker keeps a relative LD_PRELOAD path as given:
-		 * resolve it against the directory it was given in. */
-		xom_fmt(helper, sizeof(helper), "%s/%.*s%sxom-plan", cwd, (int)dir,
-		        lib, slash ? "/" : "");
-	}
+	/* The dynamic linker keeps a relative LD_PRELOAD path as given: it is
+	 * resolved against the directory it was given in, now. */
+	if (info.dli_fname[0] != '/'
+	    && SYS_FAILED(x_getcwd(lib_cwd, sizeof(lib_cwd))))
+		return;
+	lib_path = info.dli_fname;
+}
+
+/* The helper's absolute path, beside this library. */
+static const char *helper_path(void)
+{
+	if (!lib_path)
+		return NULL;
+	const char *slash = strrchr(lib_path, '/');
+	int dir = slash ? (int)(slash - lib_path) : 0;
+	size_t n = lib_cwd[0]
+		? xom_fmt(helper, sizeof(helper), "%s/%.*s%sxom-plan", lib_cwd, dir,
+		          lib_path, slash ? "/" : "")
+		: xom_fmt(helper, sizeof(helper), "%.*s/xom-plan", dir, lib_path);
+	return n < sizeof(helper) - 1 ? helper : NULL;
 }
 
 /* Opens the helper for execveat after checking who may have written it;
@@ -65,74 +91,91 @@ static int open_helper(void)
 {
 	struct stat st;
 
-	if (!helper[0]) {
+	if (!helper_path()) {
 		xom_say("cannot locate the xom-plan helper; objects not in a plan store are left unprotected");
 		return -1;
 	}
-	int fd = open(helper, O_PATH | O_CLOEXEC);
-	if (fd < 0) {
-		xom_say("no scanner: %s (%m); objects not in a plan store are left unprotected",
-		        helper);
+	long fd = x_open(helper, O_PATH | O_CLOEXEC, 0);
+	if (SYS_FAILED(fd)) {
+		xom_say("no scanner: %s (%serrno %d); objects not in a plan store are left unprotected",
+		        helper, XOM_ERR((int)-fd));
 		return -1;
 	}
 	const char *why = NULL;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !(st.st_mode & 0111))
+	if (x_fstat((int)fd, &st) != 0 || !S_ISREG(st.st_mode) || !(st.st_mode & 0111))
 		why = "not an executable file";
 	else if (st.st_mode & 022)
 		why = "writable by others";
-	else if (st.st_uid != 0 && (xom_secure || st.st_uid != geteuid()))
+	else if (st.st_uid != 0 && (xom_secure || st.st_uid != x_geteuid()))
 		why = xom_secure ? "not owned by root" : "owned by another user";
 	if (why) {
-		close(fd);
+		x_close((int)fd);
 		xom_say("will not run the scanner %s: it is %s", helper, why);
 		return -1;
 	}
-	return fd;
+	return (int)fd;
 }
 
 struct spawn {
 	int exe, out, err;
 	char *const *argv;
-	int failed;
+	volatile long pid;      /* the helper's, or -errno */
+	char *stack2;
 };
 
-/* The child of the clone: it shares the host's memory until execveat, so
- * it makes raw system calls only and touches nothing but *s. */
-static int child(void *arg)
+/* The helper, until execveat: it shares the host's memory, so it makes
+ * raw system calls only and touches nothing but *s. */
+static int run_helper(void *arg)
 {
 	struct spawn *s = arg;
 	static char *const envp[] = { NULL };
+	long r = sys2(SYS_dup2, s->out, 1);
 
-	if (syscall(SYS_dup2, s->out, 1) < 0
-	    || (s->err != 2 && syscall(SYS_dup2, s->err, 2) < 0))
-		s->failed = 1;
+	if (!SYS_FAILED(r) && s->err != 2)
+		r = sys2(SYS_dup2, s->err, 2);
+	if (!SYS_FAILED(r))
+		r = sys5(SYS_execveat, s->exe, (long)"", (long)s->argv, (long)envp,
+		         AT_EMPTY_PATH);
+	s->pid = r;
+	x_exit_group(127);
+}
+
+/* The intermediate: starts the helper, says its pid and exits, leaving the
+ * helper to init (or the nearest subreaper). */
+static int start_helper(void *arg)
+{
+	struct spawn *s = arg;
+	long pid = clone(run_helper, s->stack2, CLONE_VM | CLONE_VFORK, s);
+
+	/* run_helper stores -errno in s->pid when its exec fails. */
+	if (pid <= 0 || s->pid < 0)
+		s->pid = pid <= 0 ? -ECHILD : s->pid;
 	else
-		syscall(SYS_execveat, s->exe, "", s->argv, envp, AT_EMPTY_PATH);
-	s->failed = 1;
-	syscall(SYS_exit, 127);
+		s->pid = pid;
+	sys1(SYS_exit, 0);
 	return 0;
 }
 
-/* Starts the helper on argv with stdout on out; its pid, or -1. */
-static pid_t start(int exe, int out, char *const *argv)
+/* Starts the helper on argv with stdout on out; its pid, or -errno. */
+static long start(int exe, int out, char *const *argv)
 {
-	static char stack[32 << 10] __attribute__((aligned(16)));
+	char *stack1 = sc->stack1, *stack2 = sc->stack2;
 	int logfd = xom_log_fd(), err = logfd;
 
 	if (logfd < 0)
-		err = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	struct spawn s = { exe, out, err < 0 ? 2 : err, argv, 0 };
-	/* No exit signal: the host's SIGCHLD handler and its waitpid(-1)
-	 * must not see this child. */
-	pid_t pid = clone(child, stack + sizeof(stack), CLONE_VM | CLONE_VFORK, &s);
-	if (logfd < 0 && err >= 0)
-		close(err);
-	if (pid > 0 && s.failed) {
-		while (syscall(SYS_wait4, pid, NULL, __WCLONE, NULL) < 0 && errno == EINTR)
+		err = (int)x_open("/dev/null", O_WRONLY | O_CLOEXEC, 0);
+	struct spawn s = { exe, out, err < 0 ? 2 : err, argv, 0,
+	                   stack2 + sizeof(sc->stack2) };
+	/* No exit signal for the intermediate: the host's SIGCHLD handler
+	 * and its waitpid(-1) must not see it either. */
+	long mid = clone(start_helper, stack1 + sizeof(sc->stack1),
+	                 CLONE_VM | CLONE_VFORK, &s);
+	if (mid > 0)
+		while (sys4(SYS_wait4, mid, 0, __WCLONE, 0) == -EINTR)
 			;
-		return -1;
-	}
-	return pid;
+	if (logfd < 0 && err >= 0)
+		x_close(err);
+	return mid > 0 ? s.pid : -ECHILD;
 }
 
 /*
@@ -142,30 +185,30 @@ static pid_t start(int exe, int out, char *const *argv)
 static char *read_all(int fd, size_t *len, size_t *cap_out)
 {
 	size_t cap = 64 << 10, n = 0;
-	char *buf = mmap(NULL, cap, PROT_READ | PROT_WRITE,
-	                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *buf = x_mmap(NULL, cap, PROT_READ | PROT_WRITE,
+	                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-	if (buf == MAP_FAILED)
+	if (X_MAP_FAILED(buf))
 		return NULL;
 	for (;;) {
 		if (n == cap) {
-			char *b = cap >= XOM_STORE_MAX ? MAP_FAILED
-			          : mremap(buf, cap, cap * 2, MREMAP_MAYMOVE);
-			if (b == MAP_FAILED)
+			char *b = cap >= XOM_STORE_MAX ? (char *)-1
+			          : x_mremap(buf, cap, cap * 2, MREMAP_MAYMOVE);
+			if (X_MAP_FAILED(b))
 				break;
 			buf = b;
 			cap *= 2;
 		}
 		struct pollfd p = { .fd = fd, .events = POLLIN };
-		long ready = syscall(SYS_poll, &p, 1, HELPER_TIMEOUT_MS);
-		if (ready < 0 && errno == EINTR)
+		long ready = sys3(SYS_poll, (long)&p, 1, HELPER_TIMEOUT_MS);
+		if (ready == -EINTR)
 			continue;
 		if (ready <= 0)
 			break;
-		long r = syscall(SYS_read, fd, buf + n, cap - n);
-		if (r < 0 && errno == EINTR)
+		long r = x_read(fd, buf + n, cap - n);
+		if (r == -EINTR)
 			continue;
-		if (r < 0)
+		if (SYS_FAILED(r))
 			break;
 		if (r == 0) {
 			*len = n;
@@ -174,7 +217,7 @@ static char *read_all(int fd, size_t *len, size_t *cap_out)
 		}
 		n += (size_t)r;
 	}
-	munmap(buf, cap);
+	x_munmap(buf, cap);
 	return NULL;
 }
 
@@ -207,8 +250,9 @@ static int split_records(char *buf, size_t len, size_t n,
 static size_t build_argv(char **argv, const char *const *paths, size_t n)
 {
 	size_t k = 0;
-	const char *user = xom_store_dir(XOM_STORE_USER);
-	const char *fallback = xom_store_dir(XOM_STORE_FALLBACK);
+	const char *user = xom_store_dir(XOM_STORE_USER, sc->user, sizeof(sc->user));
+	const char *fallback = xom_store_dir(XOM_STORE_FALLBACK, sc->fallback,
+	                                     sizeof(sc->fallback));
 
 	argv[k++] = (char *)"xom-plan";
 	if (user) {
@@ -226,45 +270,42 @@ static size_t build_argv(char **argv, const char *const *paths, size_t n)
 	return k;
 }
 
-int xom_helper_run(const char *const *paths, size_t n,
-                   const struct xom_plan_head **out, const char **why,
-                   void **mem, size_t *len)
+static int run_scratch(const char *const *paths, size_t n,
+                       const struct xom_plan_head **out, const char **why,
+                       void **mem, size_t *len)
 {
-	static char *argv[MAX_ARGS];
-	int pfd[2], status = 0;
+	char **argv = sc->argv;
+	int pfd[2];
 	size_t cap = 0;
 
-	*mem = NULL;
-	*len = 0;
 	if (n > MAX_ARGS - 8)
 		n = MAX_ARGS - 8;
 	build_argv(argv, paths, n);
 	int exe = open_helper();
 	if (exe < 0)
 		return -1;
-	if (pipe2(pfd, O_CLOEXEC) != 0) {
-		xom_say("cannot make a pipe for the scanner (%m)");
-		close(exe);
+	long rc = x_pipe2(pfd, O_CLOEXEC);
+	if (SYS_FAILED(rc)) {
+		xom_say("cannot make a pipe for the scanner (%serrno %d)", XOM_ERR((int)-rc));
+		x_close(exe);
 		return -1;
 	}
-	pid_t pid = start(exe, pfd[1], argv);
-	close(pfd[1]);
-	close(exe);
-	if (pid < 0) {
-		close(pfd[0]);
-		xom_say("cannot start %s (%m)", helper);
+	long pid = start(exe, pfd[1], argv);
+	x_close(pfd[1]);
+	x_close(exe);
+	if (pid <= 0) {
+		x_close(pfd[0]);
+		xom_say("cannot start %s (%serrno %d)", helper, XOM_ERR((int)-pid));
 		return -1;
 	}
 	char *buf = read_all(pfd[0], len, &cap);
-	close(pfd[0]);
+	x_close(pfd[0]);
 	if (!buf)
-		syscall(SYS_kill, pid, SIGKILL);   /* silent too long, or broken */
-	while (syscall(SYS_wait4, pid, &status, __WCLONE, NULL) < 0 && errno == EINTR)
-		;
+		sys2(SYS_kill, pid, SIGKILL);   /* silent too long, or broken */
+	/* The helper is not ours to wait for; its output says how it went. */
 	const char *broke = !buf ? "its output could not be read"
-	                    : WIFSIGNALED(status) ? "it was killed by a signal"
 	                    : split_records(buf, *len, n, out, why) != 0
-	                      ? "its output is not whole" : NULL;
+	                      ? "its output is not whole (killed?)" : NULL;
 	if (broke) {
 		xom_say("the scanner %s failed: %s", helper, broke);
 		xom_helper_release(buf, cap);
@@ -275,8 +316,27 @@ int xom_helper_run(const char *const *paths, size_t n,
 	return 0;
 }
 
+int xom_helper_run(const char *const *paths, size_t n,
+                   const struct xom_plan_head **out, const char **why,
+                   void **mem, size_t *len)
+{
+	*mem = NULL;
+	*len = 0;
+	sc = x_mmap(NULL, sizeof(*sc), PROT_READ | PROT_WRITE,
+	            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (X_MAP_FAILED(sc)) {
+		sc = NULL;
+		xom_say("out of memory for the scanner's arguments");
+		return -1;
+	}
+	int rc = run_scratch(paths, n, out, why, mem, len);
+	x_munmap(sc, sizeof(*sc));
+	sc = NULL;
+	return rc;
+}
+
 void xom_helper_release(void *mem, size_t len)
 {
 	if (mem)
-		munmap(mem, len);
+		x_munmap(mem, len);
 }

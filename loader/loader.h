@@ -42,16 +42,24 @@ extern struct xom_opts xom_opt;         /* parsed once, read everywhere */
 extern int xom_active;                  /* 1 once start-up succeeded */
 extern int xom_started;                 /* 1 once the first batch is done */
 extern int xom_secure;                  /* AT_SECURE: the caller is not trusted */
+/* Writes in one system call the pages of .bss that every start uses
+ * (see hotend.c); the doors call it first thing. */
+void xom_prefault(void);
 /* Says why and exits XOM_REFUSED_STATUS (require=1). */
 __attribute__((noreturn)) void xom_refuse(const char *why);
 
 /* ---- say.c: messages [fault] ------------------------------------------- */
-/* snprintf-like for %s %c %d %u %x (l, z, #) and %m; always NUL-ends. */
+/* snprintf-like for %s (and %.*s) %c %d %u %x (l, z, #); always
+ * NUL-ends. */
 size_t xom_fmt(char *buf, size_t cap, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 size_t xom_vfmt(char *buf, size_t cap, const char *fmt, va_list ap);
 /* One "xom: ..." line on the log descriptor; keeps errno. */
 void xom_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* An errno value for a message: "(%serrno %d)" with XOM_ERR(err) gives
+ * "(no such file, errno 2)"; strerror is not async-signal-safe. */
+const char *xom_errname(int err);
+#define XOM_ERR(e) xom_errname(e), (e)
 /* The log descriptor, checked to be the file it was when xom opened it (a
  * daemon may have closed it and reused its number), or -1. */
 int xom_log_fd(void);
@@ -68,10 +76,10 @@ static inline void xom_copy_str(char *dst, size_t cap, const char *src)
 }
 
 /* ---- pkey.c: the key and the protection calls -------------------------- */
-extern int xom_key;                     /* -1 until allocated [fault] */
+extern int xom_key;                     /* 0 until allocated [fault] */
 extern unsigned long xom_prot_calls;    /* calls made, or counted (none) */
 int xom_key_alloc(void);                /* start: 0, or -1 after one line */
-int xom_protect(uintptr_t a, size_t len);               /* object */
+long xom_protect(uintptr_t a, size_t len);      /* object: 0 or -errno */
 void xom_unprotect(uintptr_t a, size_t len, int prot);  /* object */
 /* 1 (after one line, once) when this thread's PKRU no longer denies reads
  * under xom's key. */
@@ -125,11 +133,11 @@ void xom_enter(void);
 void xom_leave(void);
 
 /* ---- store.c: the plan stores ------------------------------------------ */
-enum { XOM_STORE_SYSTEM, XOM_STORE_USER, XOM_STORE_FALLBACK, XOM_NSTORES };
 struct xom_store { const void *map; size_t len; int tried; };
 struct xom_stores { struct xom_store s[XOM_NSTORES]; };
-/* The directory of store i, or NULL when there is none [fault]. */
-const char *xom_store_dir(int i);
+/* The directory of store i (XOM_STORE_*) in buf, or NULL when there is
+ * none [fault]. */
+const char *xom_store_dir(int i, char *buf, size_t cap);
 void xom_stores_open(struct xom_stores *st);
 const struct xom_plan_head *xom_stores_find(struct xom_stores *st,
                                             const struct xom_plan_key *k,
@@ -150,6 +158,8 @@ int xom_helper_run(const char *const *paths, size_t n,
 void xom_helper_release(void *mem, size_t len);
 
 /* ---- protect.c: the batch's second and third passes ---------------------- */
+/* Drops a batch that a dead thread left half done (object). */
+void xom_batch_abandon(void);
 /* Pass 3 for one object that dl_iterate_phdr lists (called from walk). */
 int xom_batch_apply(const char *name, uintptr_t bias, const ElfW(Phdr) *ph,
                     int phnum);
@@ -180,8 +190,10 @@ extern struct xom_totals xom_totals;
 /* Maps the profile for one batch, or unmaps it (object). */
 void xom_profile_open(void);
 void xom_profile_close(void);
-/* The profile's pages for key, sorted, at most cap (object). */
-size_t xom_profile_pages(const char *key, uint64_t *out, size_t cap);
+/* The profile's pages for key, sorted, in *pages until xom_profile_forget
+ * wipes them (object). */
+size_t xom_profile_pages(const char *key, const uint64_t **pages);
+void xom_profile_forget(void);
 void xom_profile_append(const struct xom_object *o, uint64_t page); /* [fault] */
 
 /* ---- fault.c ----------------------------------------------------------- */

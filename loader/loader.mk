@@ -5,9 +5,19 @@
 # neither library links Capstone or libelf.
 
 PLAN_FORMAT_OBJ := $(B)/loader/plan/format.o
-RUNTIME_OBJ := $(addprefix $(B)/loader/,start.o options.o say.o pkey.o \
-	elfmem.o objects.o store.o helper.o protect.o sync.o apply.o profile.o \
-	fault.o calls.o) $(PLAN_FORMAT_OBJ)
+# A door links RUNTIME_SMALL, its own object, then RUNTIME_BIG: the files
+# with big tables come last, so that the small variables that every
+# process start writes share a few pages (each first touch is a page
+# fault).
+RUNTIME_SMALL := $(addprefix $(B)/loader/,start.o options.o say.o pkey.o \
+	elfmem.o store.o sync.o apply.o fault.o calls.o str.o helper.o) \
+	$(PLAN_FORMAT_OBJ)
+RUNTIME_BIG := $(addprefix $(B)/loader/,hotend.o objects.o protect.o profile.o)
+RUNTIME_OBJ := $(RUNTIME_SMALL) $(RUNTIME_BIG)
+# str.c defines memcpy and friends: the compiler must not turn its loops
+# back into calls to them.
+$(B)/loader/str.o: CFLAGS += -fno-builtin -fno-tree-loop-distribute-patterns
+
 RUNTIME_LDFLAGS := -shared -Wl,--no-undefined -Wl,-z,now,-z,relro \
 	-Wl,--hash-style=both
 
@@ -15,7 +25,7 @@ ALL += $(B)/libxom-audit.so $(B)/xom-plan
 
 # Exports la_* and xom_audit_api only.
 $(B)/libxom-audit.so: $(RUNTIME_OBJ) $(B)/loader/audit.o loader/audit.map
-	$(CC) -o $@ $(RUNTIME_OBJ) $(B)/loader/audit.o $(XLDFLAGS) \
+	$(CC) -o $@ $(RUNTIME_SMALL) $(B)/loader/audit.o $(RUNTIME_BIG) $(XLDFLAGS) \
 		$(RUNTIME_LDFLAGS) -Wl,--version-script=loader/audit.map
 
 # The helper is found by the runtime next to its own library.  It is
@@ -32,7 +42,7 @@ $(B)/xom-plan: $(XOM_PLAN_OBJ) $(B)/libxom-scan.a
 
 RT_BIN := $(B)/tests/runtime
 RT_TESTS := $(RT_BIN)/xomtest $(RT_BIN)/libtarget.so $(RT_BIN)/libxomprobe.so \
-	$(RT_BIN)/libswap1.so $(RT_BIN)/libswap2.so
+	$(RT_BIN)/libswap1.so $(RT_BIN)/libswap2.so $(RT_BIN)/libbulk.so
 ALL += $(RT_TESTS)
 
 XOMTEST_SRC := tests/runtime/xomtest.c tests/runtime/xomtest-faults.c \
@@ -46,6 +56,10 @@ $(RT_BIN)/xomtest: $(XOMTEST_SRC) tests/runtime/xomtest.h loader/plan/xom_plan.h
 $(RT_BIN)/libtarget.so: tests/runtime/target.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -shared -fPIC -o $@ $<
+
+$(RT_BIN)/libbulk.so: tests/runtime/bulk.S
+	@mkdir -p $(@D)
+	$(CC) -shared -nostdlib -o $@ $<
 
 $(RT_BIN)/libxomprobe.so: tests/runtime/probe.c
 	@mkdir -p $(@D)

@@ -9,10 +9,9 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "loader.h"
+#include "sys.h"
 #include "xom_loader.h"
 
 #define MAX_OBJS 1024
@@ -146,14 +145,15 @@ void xom_objects_each(void (*fn)(struct xom_object *o, void *arg), void *arg)
  * would leave the lock held for ever.
  */
 static int lock_owner;
-static __thread int lock_depth;         /* this thread's nesting */
-static sigset_t lock_saved_mask;
+/* initial-exec: the libraries are loaded at start-up, and the general
+ * model would import __tls_get_addr. */
+static __thread int lock_depth __attribute__((tls_model("initial-exec")));
+static uint64_t lock_saved_mask;
 static int lock_saved_cancel;
 
 static int thread_gone(int tid)
 {
-	return syscall(SYS_tgkill, (long)getpid(), (long)tid, 0) != 0
-	       && errno == ESRCH;
+	return x_tgkill(x_getpid(), tid, 0) == -ESRCH;
 }
 
 void xom_enter(void)
@@ -162,41 +162,43 @@ void xom_enter(void)
 		lock_depth++;   /* this thread holds it already */
 		return;
 	}
-	int self = (int)syscall(SYS_gettid), saved = errno;
-	sigset_t all, old;
+	int self = x_gettid();
+	/* Every signal but the two that glibc keeps for itself (SIGCANCEL,
+	 * SIGSETXID, 32 and 33): set*id in another thread waits for this one
+	 * to take SIGSETXID, and cancellation is off below anyway. */
+	uint64_t all = ~((1ull << 31) | (1ull << 32)), old;
 
-	sigfillset(&all);
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, 8);
+	x_sigmask(SIG_SETMASK, &all, &old);
 	for (int spins = 0;; spins++) {
 		int owner = 0;
 		if (__atomic_compare_exchange_n(&lock_owner, &owner, self, 0,
 		                                __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 			break;
-		if (spins > 64 && thread_gone(owner))
-			__atomic_compare_exchange_n(&lock_owner, &owner, 0, 0,
-			                            __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-		syscall(SYS_sched_yield);
+		/* The owner died inside the object phase (in a fork child, the
+		 * parent's other threads do not exist): what it left half done
+		 * is dropped with the lock. */
+		if (spins > 64 && thread_gone(owner)
+		    && __atomic_compare_exchange_n(&lock_owner, &owner, 0, 0,
+		                                   __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			xom_batch_abandon();
+		sys0(SYS_sched_yield);
 	}
 	int cancel;
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	lock_depth = 1;
 	lock_saved_mask = old;
 	lock_saved_cancel = cancel;
-	errno = saved;
 }
 
 void xom_leave(void)
 {
-	int saved = errno;
-
 	if (--lock_depth == 0) {
-		sigset_t mask = lock_saved_mask;
+		uint64_t mask = lock_saved_mask;
 		int cancel = lock_saved_cancel, ignored;
 		__atomic_store_n(&lock_owner, 0, __ATOMIC_RELEASE);
 		pthread_setcancelstate(cancel, &ignored);
-		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &mask, NULL, 8);
+		x_sigmask(SIG_SETMASK, &mask, NULL);
 	}
-	errno = saved;
 }
 
 void xom_lock_reset(void)
@@ -206,4 +208,5 @@ void xom_lock_reset(void)
 	 * not happen; any other owner does not exist here. */
 	lock_owner = 0;
 	lock_depth = 0;
+	xom_batch_abandon();
 }

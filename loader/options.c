@@ -97,17 +97,28 @@ static void put_choices(struct text *t, const char *values)
 	}
 }
 
+/* The decimal number at *s (at most 9 digits), moving *s past it; -1 when
+ * there is none. */
+static long number(const char **s)
+{
+	long n = 0;
+	int digits = 0;
+
+	for (; **s >= '0' && **s <= '9' && digits < 10; (*s)++, digits++)
+		n = n * 10 + (**s - '0');
+	return digits && digits <= 9 ? n : -1;
+}
+
 /* A decimal number within the "LO-HI" of values, or -1. */
 static long in_range(const char *values, const char *v)
 {
-	char *end;
-	long lo = strtol(values, &end, 10);
-	long hi = strtol(end + 1, NULL, 10);
+	const char *p = values;
+	long lo = number(&p);
+	p += *p == '-';
+	long hi = number(&p);
+	long n = number(&v);
 
-	if (!*v || strspn(v, "0123456789") != strlen(v) || strlen(v) > 9)
-		return -1;
-	long n = strtol(v, NULL, 10);
-	return n >= lo && n <= hi ? n : -1;
+	return !*v && n >= lo && n <= hi ? n : -1;
 }
 
 static int set_value(const struct entry *e, struct xom_opts *o, const char *v,
@@ -273,21 +284,90 @@ static int join(char *buf, size_t cap, const char *a, const char *b)
 	return 0;
 }
 
-int xom_cache_dir(const struct xom_opts *o, char *buf, size_t cap)
+/* The user's cache as (base, tail): cache=DIR, $XDG_CACHE_HOME/xom or
+ * $HOME/.cache/xom, whichever comes first and is absolute. */
+static int cache_pieces(const struct xom_opts *o, const char **base,
+                        const char **tail)
 {
 	if (o->cache && !strcmp(o->cache, "off"))
 		return XOM_CACHE_OFF;
-	if (o->cache)
-		return join(buf, cap, o->cache, "") ? XOM_CACHE_NONE : XOM_CACHE_DIR;
-	const char *base = getenv("XDG_CACHE_HOME");
-	const char *tail = "/xom";
-	if (!base || base[0] != '/') {
-		base = getenv("HOME");
-		tail = "/.cache/xom";
+	*tail = "";
+	if ((*base = o->cache) != NULL)
+		return XOM_CACHE_DIR;
+	*base = getenv("XDG_CACHE_HOME");
+	*tail = "/xom";
+	if (!*base || (*base)[0] != '/') {
+		*base = getenv("HOME");
+		*tail = "/.cache/xom";
 	}
-	if (!base || base[0] != '/' || join(buf, cap, base, tail) != 0)
+	return *base && (*base)[0] == '/' ? XOM_CACHE_DIR : XOM_CACHE_NONE;
+}
+
+int xom_cache_dir(const struct xom_opts *o, char *buf, size_t cap)
+{
+	const char *base, *tail;
+	int rc = cache_pieces(o, &base, &tail);
+
+	if (rc == XOM_CACHE_DIR && join(buf, cap, base, tail) != 0)
 		return XOM_CACHE_NONE;
-	return XOM_CACHE_DIR;
+	return rc;
+}
+
+void xom_store_dirs(const struct xom_opts *o, int secure, unsigned euid,
+                    struct xom_dirs *out)
+{
+	const char *base, *tail;
+
+	memset(out, 0, sizeof(*out));
+	if (o->store && strcmp(o->store, "off"))
+		out->d[XOM_STORE_SYSTEM] = (struct xom_dir){ o->store, "", 0, 1 };
+	if (secure || cache_pieces(o, &base, &tail) == XOM_CACHE_OFF)
+		return;
+	if (base && base[0] == '/')
+		out->d[XOM_STORE_USER] = (struct xom_dir){ base, tail, 0, 1 };
+	const char *run = getenv("XDG_RUNTIME_DIR");
+	if (run && run[0] == '/')
+		out->d[XOM_STORE_FALLBACK] = (struct xom_dir){ run, "/xom", 0, 1 };
+	else
+		out->d[XOM_STORE_FALLBACK] = (struct xom_dir){ NULL, NULL, euid, 1 };
+	/* The fallback is pointless when it is the cache itself
+	 * (cache=$XDG_RUNTIME_DIR/xom). */
+	const struct xom_dir *u = &out->d[XOM_STORE_USER];
+	if (run && u->set && !strncmp(u->base, run, strlen(run))
+	    && !strcmp(u->base + strlen(run), u->tail[0] ? "" : "/xom")
+	    && !strcmp(u->tail, u->tail[0] ? "/xom" : ""))
+		out->d[XOM_STORE_FALLBACK].set = 0;
+}
+
+/* Decimal digits of v, for /tmp/xom-UID. */
+static void put_uint(struct text *t, unsigned v)
+{
+	char d[12];
+	int i = sizeof(d);
+
+	do
+		d[--i] = (char)('0' + v % 10);
+	while (v /= 10);
+	put(t, d + i, sizeof(d) - (size_t)i);
+}
+
+const char *xom_dir_path(const struct xom_dirs *d, int i, char *buf, size_t cap)
+{
+	struct text t = { buf, 0, cap };
+
+	if (i < 0 || i >= XOM_NSTORES || !d->d[i].set || !cap)
+		return NULL;
+	buf[0] = 0;
+	if (d->d[i].base) {
+		puts_(&t, d->d[i].base);
+		puts_(&t, d->d[i].tail);
+	} else {
+		puts_(&t, "/tmp/xom-");
+		put_uint(&t, d->d[i].uid);
+	}
+	if (t.n >= cap - 1)
+		return NULL;    /* cut short: not a directory to trust */
+	return buf;
 }
 
 int xom_opt_excludes(const struct xom_opts *o, const char *path)

@@ -57,6 +57,24 @@ enum { XOM_CACHE_DIR, XOM_CACHE_OFF, XOM_CACHE_NONE };
 int xom_cache_dir(const struct xom_opts *o, char *buf, size_t cap);
 
 /*
+ * The plan stores that a process with options o reads, in order: the
+ * system store (store=, root's), the user's cache, and the private folder
+ * that plans go to when the cache cannot be written ($XDG_RUNTIME_DIR/xom,
+ * else /tmp/xom-UID).  A secure-execution program (secure) reads the
+ * system store only: its user's files are not to be trusted.  Kept as
+ * pieces (pointers into the environment and the options), so that
+ * nothing is copied at start-up; xom_dir_path puts one together.
+ */
+enum { XOM_STORE_SYSTEM, XOM_STORE_USER, XOM_STORE_FALLBACK, XOM_NSTORES };
+struct xom_dir { const char *base, *tail; unsigned uid; int set; };
+struct xom_dirs { struct xom_dir d[XOM_NSTORES]; };
+void xom_store_dirs(const struct xom_opts *o, int secure, unsigned euid,
+                    struct xom_dirs *out);
+/* Store i's directory in buf, or NULL when there is none (or it would not
+ * fit).  Async-signal-safe. */
+const char *xom_dir_path(const struct xom_dirs *d, int i, char *buf, size_t cap);
+
+/*
  * For a secure-execution program (set-user-ID, set-group-ID, file
  * capabilities), whose environment belongs to an untrusted caller: puts
  * back the default of every key that names a path or can weaken the

@@ -7,13 +7,14 @@
 #include <cpuid.h>
 #include <errno.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "loader.h"
+#include "sys.h"
 #include "xom_loader.h"
 
-int xom_key = -1;
+/* 0 until allocated: key 0 is the default key, which pkey_alloc never
+ * returns, and a zero here keeps the variable out of .data. */
+int xom_key;
 unsigned long xom_prot_calls;
 
 /* CPUID.(EAX=7,ECX=0):ECX bit 3 is PKU, bit 4 OSPKE (the kernel set CR4.PKE). */
@@ -50,38 +51,38 @@ static const char *alloc_failure(int err)
 
 int xom_key_alloc(void)
 {
-	long k = syscall(SYS_pkey_alloc, 0ul, (unsigned long)PKEY_DISABLE_ACCESS);
+	long k = sys2(SYS_pkey_alloc, 0, PKEY_DISABLE_ACCESS);
 	if (k >= 0) {
 		xom_key = (int)k;
 		return 0;
 	}
-	const char *why = alloc_failure(errno);
+	const char *why = alloc_failure((int)-k);
 	if (xom_opt.require)
 		xom_refuse(why);
 	xom_say("%s; running unprotected", why);
 	return -1;
 }
 
-int xom_protect(uintptr_t a, size_t len)
+long xom_protect(uintptr_t a, size_t len)
 {
 	xom_prot_calls++;
 	if (xom_opt.backend == XOM_BACKEND_NONE)
 		return 0;
-	return (int)syscall(SYS_pkey_mprotect, a, len, PROT_EXEC, xom_key);
+	return sys4(SYS_pkey_mprotect, (long)a, (long)len, PROT_EXEC, xom_key);
 }
 
 void xom_unprotect(uintptr_t a, size_t len, int prot)
 {
 	if (xom_opt.backend == XOM_BACKEND_NONE)
 		return;
-	syscall(SYS_pkey_mprotect, a, len, prot, 0);
+	sys4(SYS_pkey_mprotect, (long)a, (long)len, prot, 0);
 }
 
 int xom_key_guard(int key)
 {
 	static int said;
 
-	if (!xom_active || xom_key < 0 || key != xom_key)
+	if (!xom_active || xom_key <= 0 || key != xom_key)
 		return 0;
 	if (!said++)
 		xom_say("the program tried to free or change protection key %d, which xom uses; refused (EINVAL)",
@@ -103,7 +104,7 @@ int xom_key_check(void)
 {
 	static int said;
 
-	if (!xom_active || xom_key < 0 || xom_opt.backend == XOM_BACKEND_NONE)
+	if (!xom_active || xom_key <= 0 || xom_opt.backend == XOM_BACKEND_NONE)
 		return 0;
 	if ((rdpkru() >> (2 * xom_key)) & PKEY_DISABLE_ACCESS)
 		return 0;

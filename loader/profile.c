@@ -7,11 +7,10 @@
  * a list of readable code pages, which must not stay in memory), and the
  * fault handler appends to it (open, write, close: async-signal-safe).
  */
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include "loader.h"
+#include "sys.h"
 
 static const char *profile_map;
 static size_t profile_len;
@@ -22,23 +21,25 @@ void xom_profile_open(void)
 
 	if (!xom_opt.profile || profile_map)
 		return;
-	int fd = open(xom_opt.profile, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	long fd = x_open(xom_opt.profile, O_RDONLY | O_CLOEXEC, 0);
+	if (SYS_FAILED(fd))
 		return;         /* A first audit run creates it. */
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-		void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (p != MAP_FAILED) {
+	if (x_fstat((int)fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+		void *p = x_mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
+		                 (int)fd, 0);
+		if (!X_MAP_FAILED(p)) {
 			profile_map = p;
 			profile_len = (size_t)st.st_size;
 		}
 	}
-	close(fd);
+	x_close((int)fd);
 }
 
 void xom_profile_close(void)
 {
-	if (profile_map)
-		munmap((void *)profile_map, profile_len);
+	if (!profile_map)
+		return;
+	x_munmap(profile_map, profile_len);
 	profile_map = NULL;
 	profile_len = 0;
 }
@@ -62,9 +63,21 @@ static int line_page(const char *p, const char *eol, const char *key,
 	return 0;
 }
 
-size_t xom_profile_pages(const char *key, uint64_t *out, size_t cap)
+#define MAX_PROFILE_PAGES 512
+
+/* The last lookup's pages: a list of readable code pages, wiped by
+ * xom_profile_forget as soon as they are applied. */
+static uint64_t keep[MAX_PROFILE_PAGES];
+static size_t nkeep;
+
+size_t xom_profile_pages(const char *key, const uint64_t **pages)
 {
-	size_t n = 0, keylen = strlen(key);
+	uint64_t *out = keep;
+	size_t n = 0, cap = MAX_PROFILE_PAGES, keylen = strlen(key);
+
+	*pages = keep;
+	if (!profile_map)
+		return 0;
 	const char *p = profile_map, *end = profile_map + profile_len;
 
 	while (p && p < end && n < cap) {
@@ -81,7 +94,15 @@ size_t xom_profile_pages(const char *key, uint64_t *out, size_t cap)
 			out[j] = out[j - 1];
 			out[j - 1] = t;
 		}
-	return n;
+	return nkeep = n;
+}
+
+void xom_profile_forget(void)
+{
+	if (!nkeep)
+		return;
+	memset(keep, 0, nkeep * sizeof(keep[0]));
+	nkeep = 0;
 }
 
 /* The profile's name for an object: its build-id in hex, else its path. */
@@ -99,11 +120,10 @@ void xom_profile_append(const struct xom_object *o, uint64_t page)
 	size_t n = xom_fmt(line, sizeof(line) - 1, "%s %#lx", profile_key(o),
 	                   (unsigned long)page);
 	line[n++] = '\n';
-	int fd = open(xom_opt.profile, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
-	              0600);
-	if (fd >= 0) {
-		ssize_t r = write(fd, line, n);
-		(void)r;
-		close(fd);
+	long fd = x_open(xom_opt.profile, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+	                 0600);
+	if (!SYS_FAILED(fd)) {
+		x_write((int)fd, line, n);
+		x_close((int)fd);
 	}
 }

@@ -24,9 +24,11 @@
 #include <errno.h>
 #include <limits.h>
 #include <sys/auxv.h>
-#include <unistd.h>
+#include <sys/ioctl.h>
+#include <termios.h>
 
 #include "loader.h"
+#include "sys.h"
 #include "xom_loader.h"
 
 #define MAX_BATCH 1024
@@ -37,6 +39,7 @@ struct arrival {
 	const ElfW(Phdr) *ph;           /* pass 1 only, unless stable */
 	int phnum, flags;
 	struct xom_plan_key key;        /* the build-id, or (pass 2) identity */
+	char key_name[XOM_KEY_NAME_MAX];
 	const char *path;               /* for messages and the helper */
 	const struct xom_plan_head *plan;
 	const char *why;                /* the helper's reason, if no plan */
@@ -44,8 +47,16 @@ struct arrival {
 	int outcome;
 };
 
-static struct arrival batch[MAX_BATCH];
-static size_t nbatch, dropped;
+/* The counts and the first arrivals share a page: a small batch touches
+ * one page, and its first touch is the write of nbatch (one fault, not a
+ * read fault and then a write fault). */
+static struct {
+	size_t n, dropped;
+	struct arrival a[MAX_BATCH];
+} b_ __attribute__((aligned(4096)));
+#define nbatch b_.n
+#define dropped b_.dropped
+#define batch b_.a
 
 /* ---- pass 1 ------------------------------------------------------------ */
 
@@ -61,7 +72,7 @@ static int still_protected(const struct xom_object *o)
 {
 	if (!o->probe || xom_opt.backend == XOM_BACKEND_NONE)
 		return 1;
-	return access((const char *)o->probe, F_OK) != 0 && errno == EFAULT;
+	return x_access((const char *)o->probe, F_OK) == -EFAULT;
 }
 
 static void remember(const struct arrival *a, uintptr_t probe)
@@ -77,7 +88,7 @@ static void remember(const struct arrival *a, uintptr_t probe)
 	o.hi = a->hi;
 	o.probe = probe;
 	if (a->key.kind)
-		xom_key_name(&a->key, o.key, sizeof(o.key));
+		memcpy(o.key, a->key_name, sizeof(o.key));
 	xom_copy_str(o.path, sizeof(o.path), a->path ? a->path : "?");
 	xom_forget_range(a->lo, a->hi);
 	xom_object_remember(&o);
@@ -93,11 +104,15 @@ void xom_batch_add(const char *name, uintptr_t bias, const ElfW(Phdr) *ph,
 	xom_elf_exec_span(bias, ph, phnum, &lo, &hi);
 	if (lo >= hi)
 		return;         /* nothing executable: a pure data object */
-	if (nbatch == MAX_BATCH) {
+	/* An atomic add writes first: the page's first touch is one write
+	 * fault, not a read fault and then a write fault. */
+	size_t i = __atomic_fetch_add(&nbatch, 1, __ATOMIC_RELAXED);
+	if (i >= MAX_BATCH) {
+		nbatch--;
 		dropped++;
 		return;
 	}
-	struct arrival *a = &batch[nbatch++];
+	struct arrival *a = &batch[i];
 	memset(a, 0, sizeof(*a));
 	xom_copy_str(a->name, sizeof(a->name), name ? name : "");
 	a->bias = bias;
@@ -124,7 +139,7 @@ static const char *main_path(const struct xom_plan_key *mapped)
 	struct xom_plan_key k;
 
 	if (!exe[0]) {
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		long n = x_readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 		exe[n > 0 ? n : 0] = 0;
 	}
 	const char *execfn = (const char *)getauxval(AT_EXECFN);
@@ -141,9 +156,10 @@ static int ident_key(const char *path, struct xom_plan_key *k)
 	struct stat st;
 	struct xom_file_ident id;
 
-	if (!path || stat(path, &st) != 0) {
-		xom_say("%s: cannot stat the file (%m); left unprotected",
-		        path ? path : "the main program");
+	long rc = path ? x_stat(path, &st) : -ENOENT;
+	if (rc != 0) {
+		xom_say("%s: cannot stat the file (%serrno %d); left unprotected",
+		        path ? path : "the main program", XOM_ERR((int)-rc));
 		return -1;
 	}
 	id = (struct xom_file_ident){
@@ -198,12 +214,19 @@ static int classify(struct arrival *a, struct xom_stores *st)
  * terminal: about a third of a second on one core. */
 #define SAY_SCANNING_BYTES (4ul << 20)
 
+static int is_terminal(int fd)
+{
+	struct termios t;
+
+	return sys3(SYS_ioctl, fd, TCGETS, (long)&t) == 0;
+}
+
 static void say_scanning(size_t k, unsigned long bytes)
 {
 	int fd = xom_log_fd();
 
 	if (xom_opt.verbose >= 1 || (bytes >= SAY_SCANNING_BYTES && fd >= 0
-	                             && isatty(fd)))
+	                             && is_terminal(fd)))
 		xom_say("scanning %zu object%s (%lu MB of code) for the first time...",
 		        k, k == 1 ? "" : "s", (bytes + (1ul << 19)) >> 20);
 }
@@ -249,20 +272,19 @@ static void finish(struct arrival *a, const ElfW(Phdr) *ph, int phnum)
 {
 	uintptr_t probe = 0;
 	struct xom_plan_key got;
-	char key[XOM_KEY_NAME_MAX];
 
 	a->outcome = XOM_UNPROTECTED;
+	if (a->key.kind)
+		xom_key_name(&a->key, a->key_name, sizeof(a->key_name));
 	if (a->plan) {
 		xom_plan_key_of(a->plan, &got);
 		if (!xom_key_equal(&got, &a->key)) {
 			xom_say("%s: the file on disk is not the one mapped; left unprotected",
 			        a->path);
 		} else {
-			struct xom_target t = { a->path, a->bias, ph, phnum, a->flags, a->path };
-			if (a->key.kind == XOM_KEY_BUILD_ID) {
-				xom_key_name(&a->key, key, sizeof(key));
-				t.profile_key = key;
-			}
+			struct xom_target t = { a->path, a->bias, ph, phnum, a->flags,
+			                        a->key.kind == XOM_KEY_BUILD_ID
+			                        ? a->key_name : a->path };
 			a->outcome = xom_apply(&t, a->plan, &probe);
 		}
 	} else if (a->why && a->path) {
@@ -297,6 +319,11 @@ int xom_batch_apply(const char *name, uintptr_t bias, const ElfW(Phdr) *ph,
 
 /* ---- the batch ----------------------------------------------------------- */
 
+void xom_batch_abandon(void)
+{
+	nbatch = dropped = 0;
+}
+
 void xom_started_up(void)
 {
 	xom_started = 1;
@@ -311,7 +338,7 @@ void xom_started_up(void)
  * require=1, and forgets the batch.  Returns 0 or -1 (late, refused). */
 static int end_batch(void)
 {
-	static char first[256];
+	char first[256];
 	size_t refused = dropped;
 
 	first[0] = 0;
@@ -347,7 +374,8 @@ static int run_batch(void (*apply)(void))
 
 	xom_enter();
 	xom_stores_open(&st);
-	xom_profile_open();
+	if (xom_opt.profile)
+		xom_profile_open();
 	for (size_t i = 0; i < nbatch; i++) {
 		batch[i].outcome = XOM_APPLIED;
 		misses += (size_t)classify(&batch[i], &st);
@@ -372,7 +400,8 @@ static int run_batch(void (*apply)(void))
 	}
 	xom_stores_close(&st);
 	xom_helper_release(mem, len);
-	xom_profile_close();
+	if (xom_opt.profile)
+		xom_profile_close();
 	xom_leave();
 	return rc;
 }

@@ -3,8 +3,7 @@
  *
  * Phase: any, the fault handler included.  The formatter is a small,
  * allocation-free printf for %s (with a precision, %.*s), %c %d %u %x
- * (with the l and z size modifiers and the # flag for a 0x prefix) and %m
- * (errno's name and number), in the manner of OpenBSD's _dl_printf: stdio may allocate, take
+ * (with the l and z size modifiers and the # flag for a 0x prefix), in the manner of OpenBSD's _dl_printf: stdio may allocate, take
  * locks and is not async-signal-safe.
  *
  * The log descriptor is a number that the host may close and reuse: a
@@ -16,13 +15,10 @@
  */
 #include <errno.h>
 #include <stdarg.h>
-#include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "loader.h"
+#include "sys.h"
 
 struct out { char *p; size_t n, cap; };
 
@@ -48,30 +44,25 @@ static void put_num(struct out *o, unsigned long long v, unsigned base,
 	put(o, d + i, sizeof(d) - (size_t)i);
 }
 
-/* strerror may allocate and is not async-signal-safe; name the common
- * errors here and give the number always. */
-static void put_errno(struct out *o, int err)
+const char *xom_errname(int err)
 {
 	static const struct { int e; const char *s; } names[] = {
-		{ ENOENT, "no such file" }, { EACCES, "permission denied" },
-		{ ENOMEM, "out of memory or map count" }, { EINVAL, "invalid" },
-		{ ENOSPC, "no space" }, { ENOSYS, "not implemented" },
-		{ EPERM, "not permitted" }, { EEXIST, "exists" },
+		{ ENOENT, "no such file, " }, { EACCES, "permission denied, " },
+		{ ENOMEM, "out of memory or map count, " }, { EINVAL, "invalid, " },
+		{ ENOSPC, "no space, " }, { ENOSYS, "not implemented, " },
+		{ EPERM, "not permitted, " }, { EEXIST, "exists, " },
+		{ EFBIG, "file too large, " }, { EROFS, "read-only file system, " },
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (names[i].e == err) {
-			put(o, names[i].s, strlen(names[i].s));
-			put(o, ", ", 2);
-			break;
-		}
-	put(o, "errno ", 6);
-	put_num(o, (unsigned)err, 10, 0);
+		if (names[i].e == err)
+			return names[i].s;
+	return "";
 }
 
 struct spec { int lng, hash, prec; };
 
-static void put_arg(struct out *o, char conv, const struct spec *sp, int err,
+static void put_arg(struct out *o, char conv, const struct spec *sp,
                     va_list *ap)
 {
 	unsigned long long u;
@@ -93,9 +84,6 @@ static void put_arg(struct out *o, char conv, const struct spec *sp, int err,
 		put(o, &c, 1);
 		return;
 	}
-	case 'm':
-		put_errno(o, err);
-		return;
 	case 'd':
 		s = lng ? va_arg(*ap, long) : va_arg(*ap, int);
 		if (s < 0)
@@ -117,7 +105,6 @@ static void put_arg(struct out *o, char conv, const struct spec *sp, int err,
 size_t xom_vfmt(char *buf, size_t cap, const char *fmt, va_list ap)
 {
 	struct out o = { buf, 0, cap };
-	int err = errno;
 	va_list aq;
 
 	if (!cap)
@@ -142,7 +129,7 @@ size_t xom_vfmt(char *buf, size_t cap, const char *fmt, va_list ap)
 		if (*f == '%')
 			put(&o, "%", 1);
 		else
-			put_arg(&o, *f, &sp, err, &aq);
+			put_arg(&o, *f, &sp, &aq);
 	}
 	va_end(aq);
 	buf[o.n] = 0;
@@ -159,14 +146,14 @@ size_t xom_fmt(char *buf, size_t cap, const char *fmt, ...)
 	return n;
 }
 
-static struct { int fd, known; dev_t dev; ino_t ino; } log_id = { -1, 0, 0, 0 };
+static struct { int fd, known; dev_t dev; ino_t ino; } log_id;  /* .bss: see start.c */
 
 void xom_log_init(int fd)
 {
 	struct stat st;
 
 	log_id.fd = fd;
-	log_id.known = fstat(fd, &st) == 0;
+	log_id.known = x_fstat(fd, &st) == 0;
 	log_id.dev = st.st_dev;
 	log_id.ino = st.st_ino;
 	xom_opt.log_fd = log_id.known ? fd : -1;
@@ -177,7 +164,7 @@ static int fits(const struct stat *st, size_t n)
 {
 	struct rlimit rl;
 
-	if (!S_ISREG(st->st_mode) || syscall(SYS_getrlimit, RLIMIT_FSIZE, &rl) != 0
+	if (!S_ISREG(st->st_mode) || sys2(SYS_getrlimit, RLIMIT_FSIZE, (long)&rl) != 0
 	    || rl.rlim_cur == RLIM_INFINITY)
 		return 1;
 	return (rlim_t)st->st_size + n <= rl.rlim_cur;
@@ -187,7 +174,7 @@ static int checked_fd(size_t n)
 {
 	struct stat st;
 
-	if (!log_id.known || fstat(log_id.fd, &st) != 0
+	if (!log_id.known || x_fstat(log_id.fd, &st) != 0
 	    || st.st_dev != log_id.dev || st.st_ino != log_id.ino || !fits(&st, n))
 		return -1;
 	return log_id.fd;
@@ -195,16 +182,12 @@ static int checked_fd(size_t n)
 
 int xom_log_fd(void)
 {
-	int saved = errno, fd = checked_fd(0);
-
-	errno = saved;
-	return fd;
+	return checked_fd(0);
 }
 
 void xom_say(const char *fmt, ...)
 {
 	char line[1024];
-	int saved = errno;
 	va_list ap;
 
 	memcpy(line, "xom: ", 5);
@@ -213,9 +196,8 @@ void xom_say(const char *fmt, ...)
 	va_end(ap);
 	line[n++] = '\n';
 	int fd = checked_fd(n);
-	ssize_t r;
+	long r;
 	do
-		r = fd < 0 ? 0 : write(fd, line, n);
-	while (r < 0 && errno == EINTR);
-	errno = saved;
+		r = fd < 0 ? 0 : x_write(fd, line, n);
+	while (r == -EINTR);
 }

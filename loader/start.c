@@ -7,57 +7,33 @@
  * before any other object is mapped.  It may not use stdio or the host's
  * malloc: everything it keeps lives in static storage.
  */
-#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/auxv.h>
-#include <unistd.h>
 
 #include "loader.h"
+#include "sys.h"
 #include "xom_loader.h"
 
-struct xom_opts xom_opt = { .log_fd = 2 };
+/* Zero-initialised, so that it lies with the other variables that every
+ * start writes, in .bss, not alone in a page of .data. */
+struct xom_opts xom_opt;
 int xom_active;
 int xom_started;
 int xom_secure;
 
 /* XOM_OPTIONS is copied here; the option strings point into it. */
 static char opt_buf[4096];
-static char user_dir[XOM_PATH_MAX], fallback_dir[XOM_PATH_MAX];
-static const char *store_dirs[XOM_NSTORES];
+static struct xom_dirs store_dirs;
 
 void xom_refuse(const char *why)
 {
 	xom_say("refusing to run: %s (require=1)", why);
-	_exit(XOM_REFUSED_STATUS);
+	x_exit_group(XOM_REFUSED_STATUS);
 }
 
-const char *xom_store_dir(int i)
+const char *xom_store_dir(int i, char *buf, size_t cap)
 {
-	return i >= 0 && i < XOM_NSTORES ? store_dirs[i] : NULL;
-}
-
-/* The user's stores: the cache directory the options choose, and a
- * private directory to fall back on when that cannot be written
- * ($XDG_RUNTIME_DIR/xom, else /tmp/xom-UID).  None for a secure-execution
- * program, whose user's files it must not trust. */
-static void choose_stores(void)
-{
-	if (xom_opt.store && strcmp(xom_opt.store, "off"))
-		store_dirs[XOM_STORE_SYSTEM] = xom_opt.store;
-	if (xom_secure || xom_cache_dir(&xom_opt, user_dir, sizeof(user_dir))
-	                  == XOM_CACHE_OFF)
-		return;
-	if (user_dir[0] == '/')
-		store_dirs[XOM_STORE_USER] = user_dir;
-	const char *run = getenv("XDG_RUNTIME_DIR");
-	if (run && run[0] == '/')
-		xom_fmt(fallback_dir, sizeof(fallback_dir), "%s/xom", run);
-	else
-		xom_fmt(fallback_dir, sizeof(fallback_dir), "/tmp/xom-%u",
-		        (unsigned)geteuid());
-	if (!store_dirs[XOM_STORE_USER]
-	    || strcmp(fallback_dir, store_dirs[XOM_STORE_USER]))
-		store_dirs[XOM_STORE_FALLBACK] = fallback_dir;
+	return xom_dir_path(&store_dirs, i, buf, cap);
 }
 
 /* The options, with the log file opened.  Returns 0, or -1 after one line
@@ -72,13 +48,13 @@ static int read_options(int *require)
 		return -1;
 	}
 	if (xom_opt.log) {
-		int fd = open(xom_opt.log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
-		              0600);
+		long fd = x_open(xom_opt.log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+		                 0600);
 		if (fd < 0) {
 			xom_say("XOM_OPTIONS: cannot open log file '%s'", xom_opt.log);
 			return -1;
 		}
-		xom_log_init(fd);
+		xom_log_init((int)fd);
 	}
 	if (xom_opt.seal && xom_opt.mode == XOM_AUDIT) {
 		xom_say("XOM_OPTIONS: seal=1 cannot be combined with mode=audit, which must make pages readable again");
@@ -112,6 +88,20 @@ static int read_secure_options(void)
 	return 0;
 }
 
+/* Populates the pages from the start of .bss to xom_hot_end (hotend.c)
+ * in one call.  Kernels before 5.14 do not know MADV_POPULATE_WRITE: then
+ * the pages fault in one by one, as they would anyway. */
+void xom_prefault(void)
+{
+	extern char __bss_start[] __attribute__((visibility("hidden")));
+	extern char xom_hot_end[] __attribute__((visibility("hidden")));
+	uintptr_t lo = (uintptr_t)__bss_start & ~(XOM_PAGE - 1);
+	uintptr_t hi = ((uintptr_t)xom_hot_end + XOM_PAGE) & ~(XOM_PAGE - 1);
+
+	if (hi > lo && hi - lo <= 16 * XOM_PAGE)
+		sys3(SYS_madvise, (long)lo, (long)(hi - lo), 23 /* MADV_POPULATE_WRITE */);
+}
+
 int xom_start(const char *who)
 {
 	int require = 0;
@@ -131,7 +121,7 @@ int xom_start(const char *who)
 		return 0;
 	if (xom_opt.backend == XOM_BACKEND_PKEY && xom_key_alloc() != 0)
 		return 0;
-	choose_stores();
+	xom_store_dirs(&xom_opt, xom_secure, x_geteuid(), &store_dirs);
 	xom_helper_locate();
 	xom_fault_install();
 	xom_active = 1;

@@ -10,11 +10,10 @@
  * checked, and each plan is checked and compared with the key in full
  * (xom_store_find).  The runtime never writes a store; the helper does.
  */
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include "loader.h"
+#include "sys.h"
 
 /* Whether every directory from / down to dir is root's and writable by
  * nobody else, as a store that every user trusts must be. */
@@ -25,7 +24,7 @@ static int root_path(const char *dir)
 
 	xom_copy_str(p, sizeof(p), dir);
 	for (char *s = p + strlen(p); s > p; ) {
-		if (lstat(p, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0
+		if (x_lstat(p, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0
 		    || (st.st_mode & 022))
 			return 0;
 		while (s > p && *s != '/')
@@ -35,45 +34,52 @@ static int root_path(const char *dir)
 	return 1;
 }
 
-/* Maps dir's index when it can be trusted; 0, or -1 with nothing mapped. */
-static int map_store(struct xom_store *s, const char *dir, int system)
+/* Maps store i's index when it can be trusted; 0, or -1 with nothing
+ * mapped. */
+static int map_store(struct xom_store *s, int i)
 {
-	char path[XOM_PATH_MAX];
+	/* Not on the stack: every stack page the warm path reaches is a page
+	 * fault, and this one lies among the variables start-up populates. */
+	static char path[XOM_PATH_MAX];
 	struct stat st;
 	const char *why = NULL;
+	int system = i == XOM_STORE_SYSTEM;
 
 	s->map = NULL;
 	s->len = 0;
-	if (!dir || xom_fmt(path, sizeof(path), "%s/" XOM_STORE_INDEX, dir)
-	             >= sizeof(path) - 1)
+	const char *dir = xom_store_dir(i, path, sizeof(path) - 8);
+	if (!dir)
 		return -1;
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
+	size_t n = strlen(dir);
+	memcpy(path + n, "/" XOM_STORE_INDEX, sizeof("/" XOM_STORE_INDEX));
+	long fd = x_open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (SYS_FAILED(fd))
 		return -1;
-	void *p = MAP_FAILED;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+	void *p = NULL;
+	if (x_fstat((int)fd, &st) != 0 || !S_ISREG(st.st_mode))
 		why = "not a regular file";
-	else if (st.st_uid != (system ? 0 : geteuid()) || (st.st_mode & 022))
+	else if (st.st_uid != (system ? 0 : x_geteuid()) || (st.st_mode & 022))
 		why = system ? "not root's alone" : "not yours alone";
 	else if (st.st_size < (off_t)sizeof(struct xom_store_head)
 	         || st.st_size > (off_t)XOM_STORE_MAX)
 		why = "truncated or oversized";
-	else if ((p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd,
-	                   0)) == MAP_FAILED)
-		why = "cannot be mapped";
-	close(fd);
+	else if (X_MAP_FAILED(p = x_mmap(NULL, (size_t)st.st_size, PROT_READ,
+	                                 MAP_PRIVATE, (int)fd, 0)))
+		why = "cannot be mapped", p = NULL;
+	x_close((int)fd);
+	path[n] = 0;            /* the directory again, for root_path */
 	if (!why && xom_store_check_head(p, (size_t)st.st_size, &why) == 0
-	    && (!system || root_path(dir))) {
+	    && (!system || root_path(path))) {
 		s->map = p;
 		s->len = (size_t)st.st_size;
 		return 0;
 	}
 	if (!why)
 		why = "its directories are not root's alone";
-	if (p != MAP_FAILED)
-		munmap(p, (size_t)st.st_size);
+	if (p)
+		x_munmap(p, (size_t)st.st_size);
 	if (xom_opt.verbose >= 1)
-		xom_say("plan store %s ignored: %s", path, why);
+		xom_say("plan store %s/" XOM_STORE_INDEX " ignored: %s", path, why);
 	return -1;
 }
 
@@ -88,10 +94,9 @@ const struct xom_plan_head *xom_stores_find(struct xom_stores *st,
 {
 	for (int i = 0; i < XOM_NSTORES; i++) {
 		struct xom_store *s = &st->s[i];
-		const char *dir = xom_store_dir(i);
 		if (!s->tried) {
 			s->tried = 1;
-			map_store(s, dir, i == XOM_STORE_SYSTEM);
+			map_store(s, i);
 		}
 		const struct xom_plan_head *h = s->map
 			? xom_store_find(s->map, s->len, k) : NULL;
@@ -107,6 +112,6 @@ void xom_stores_close(struct xom_stores *st)
 {
 	for (int i = 0; i < XOM_NSTORES; i++)
 		if (st->s[i].map)
-			munmap((void *)st->s[i].map, st->s[i].len);
+			x_munmap(st->s[i].map, st->s[i].len);
 	memset(st, 0, sizeof(*st));
 }

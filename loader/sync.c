@@ -10,10 +10,13 @@
  * neither count has moved since the last sync there is nothing to do, so a
  * dlopen of a library already loaded costs two loads.
  */
+#include <sys/single_threaded.h>
+
 #include "loader.h"
 #include "xom_loader.h"
 
-static unsigned long long last_adds = ~0ull, last_subs = ~0ull;
+/* The counts at the last sync (0 before the first: glibc's start above). */
+static unsigned long long last_adds, last_subs;
 static uint32_t generation;
 
 struct walk {
@@ -41,7 +44,7 @@ static int collect(struct dl_phdr_info *info, size_t size, void *arg)
 	if (w->first) {
 		w->adds = info->dlpi_adds;
 		w->subs = info->dlpi_subs;
-		w->unloaded = last_subs != ~0ull && w->subs != last_subs;
+		w->unloaded = last_subs && w->subs != last_subs;
 		w->first = 0;
 	}
 	xom_elf_exec_span(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum,
@@ -99,7 +102,10 @@ int xom_sync_objects(void)
 	w.first = 1;
 	dl_iterate_phdr(collect, &w);
 	xom_objects_each(forget_unseen, NULL);
-	int rc = xom_batch_run_walk(apply_walk);
+	/* A second walk keeps objects that another thread unloads meanwhile
+	 * out of pass 3.  With one thread, nothing can be unloaded. */
+	int rc = __libc_single_threaded ? xom_batch_run()
+	                                : xom_batch_run_walk(apply_walk);
 	__atomic_store_n(&last_subs, w.subs, __ATOMIC_RELEASE);
 	__atomic_store_n(&last_adds, w.adds, __ATOMIC_RELEASE);
 	xom_leave();

@@ -16,7 +16,6 @@
  */
 #include <dlfcn.h>
 #include <link.h>
-#include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 
@@ -31,22 +30,19 @@ static char *(*real_dlerror)(void);
 
 static int owner;       /* 1: this library runs the runtime */
 
-static void resolve_real(void)
+/* libc's own sigaction, under the name glibc exports for it: no dlsym on
+ * the start-up path, where every lookup is paid by every process. */
+extern int __sigaction(int, const struct sigaction *, struct sigaction *);
+
+/* The next definition of name (libc's), looked up the first time a
+ * wrapper needs it. */
+static void *real_fn(void **slot, const char *name)
 {
-	if (real_dlclose)
-		return;
-	real_dlopen = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
-	real_dlmopen = (void *(*)(Lmid_t, const char *, int))
-	               dlsym(RTLD_NEXT, "dlmopen");
-	real_dlerror = (char *(*)(void))dlsym(RTLD_NEXT, "dlerror");
-	xom_libc.sigaction = (int (*)(int, const struct sigaction *,
-	                              struct sigaction *))dlsym(RTLD_NEXT, "sigaction");
-	xom_libc.sigset = (sighandler_t (*)(int, sighandler_t))
-	                  dlsym(RTLD_NEXT, "sigset");
-	xom_libc.pkey_free = (int (*)(int))dlsym(RTLD_NEXT, "pkey_free");
-	xom_libc.pkey_set = (int (*)(int, unsigned))dlsym(RTLD_NEXT, "pkey_set");
-	real_dlclose = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+	if (!*slot)
+		*slot = dlsym(RTLD_NEXT, name);
+	return *slot;
 }
+#define REAL(var, name) ((__typeof__(var))real_fn((void **)&(var), name))
 
 /* Filled in by libxom-audit.so, if it is loaded, before our constructor. */
 EXPORT struct xom_preload_link xom_preload_link;
@@ -71,9 +67,10 @@ static void add_namespace(void *h)
 
 __attribute__((constructor)) static void start_preload(void)
 {
+	xom_prefault();
 	const struct xom_audit_api *audit = xom_preload_link.audit;
 
-	resolve_real();
+	xom_libc.sigaction = __sigaction;
 	if (audit && audit->magic == XOM_AUDIT_MAGIC && audit->version >= 2) {
 		xom_libc.forward = audit->sigaction;
 		xom_libc.key_guard = audit->key_guard;
@@ -83,7 +80,8 @@ __attribute__((constructor)) static void start_preload(void)
 	if (!xom_start("preload"))
 		return;
 	owner = 1;
-	pthread_atfork(NULL, NULL, xom_lock_reset);
+	/* No fork handler: xom's lock is taken over from a thread that no
+	 * longer exists, which covers a fork child (objects.c). */
 	xom_sync_objects();
 	xom_started_up();
 }
@@ -91,19 +89,18 @@ __attribute__((constructor)) static void start_preload(void)
 /* ---- dlopen, dlmopen, dlclose, dlerror ---------------------------------- */
 
 /* Why this thread's last dlopen was refused, for its dlerror(). */
-static __thread const char *refusal;
+static __thread const char *refusal __attribute__((tls_model("initial-exec")));
 
 static void *refuse_handle(void *h)
 {
-	real_dlclose(h);
+	REAL(real_dlclose, "dlclose")(h);
 	refusal = "xom: the library, or one it needs, cannot be protected (require=1)";
 	return NULL;
 }
 
 EXPORT void *dlopen(const char *file, int mode)
 {
-	resolve_real();
-	void *h = real_dlopen(file, mode);
+	void *h = REAL(real_dlopen, "dlopen")(file, mode);
 	if (h && owner && xom_sync_objects() != 0)
 		return refuse_handle(h);
 	return h;
@@ -111,8 +108,7 @@ EXPORT void *dlopen(const char *file, int mode)
 
 EXPORT void *dlmopen(Lmid_t lmid, const char *file, int mode)
 {
-	resolve_real();
-	void *h = real_dlmopen(lmid, file, mode);
+	void *h = REAL(real_dlmopen, "dlmopen")(lmid, file, mode);
 	if (!h || !owner)
 		return h;
 	if (xom_sync_objects() != 0)
@@ -127,8 +123,7 @@ EXPORT void *dlmopen(Lmid_t lmid, const char *file, int mode)
 
 EXPORT int dlclose(void *h)
 {
-	resolve_real();
-	int rc = real_dlclose(h);
+	int rc = REAL(real_dlclose, "dlclose")(h);
 	if (owner)
 		xom_sync_objects();
 	return rc;
@@ -136,26 +131,23 @@ EXPORT int dlclose(void *h)
 
 EXPORT char *dlerror(void)
 {
-	resolve_real();
 	const char *r = refusal;
 	if (r) {
 		refusal = NULL;
 		return (char *)r;
 	}
-	return real_dlerror();
+	return REAL(real_dlerror, "dlerror")();
 }
 
 /* ---- the calls xom stands in for ---------------------------------------- */
 
 EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	resolve_real();
 	return xom_call_sigaction(sig, act, old);
 }
 
 EXPORT sighandler_t signal(int sig, sighandler_t handler)
 {
-	resolve_real();
 	return xom_call_signal(sig, handler);
 }
 
@@ -164,42 +156,38 @@ sighandler_t bsd_signal(int sig, sighandler_t handler);
 
 EXPORT sighandler_t bsd_signal(int sig, sighandler_t handler)
 {
-	resolve_real();
 	return xom_call_signal(sig, handler);
 }
 
 EXPORT sighandler_t ssignal(int sig, sighandler_t handler)
 {
-	resolve_real();
 	return xom_call_signal(sig, handler);
 }
 
 EXPORT sighandler_t sysv_signal(int sig, sighandler_t handler)
 {
-	resolve_real();
 	return xom_call_sysv_signal(sig, handler);
 }
 
 EXPORT sighandler_t __sysv_signal(int sig, sighandler_t handler)
 {
-	resolve_real();
 	return xom_call_sysv_signal(sig, handler);
 }
 
 EXPORT sighandler_t sigset(int sig, sighandler_t disp)
 {
-	resolve_real();
+	REAL(xom_libc.sigset, "sigset");
 	return xom_call_sigset(sig, disp);
 }
 
 EXPORT int pkey_free(int key)
 {
-	resolve_real();
+	REAL(xom_libc.pkey_free, "pkey_free");
 	return xom_call_pkey_free(key);
 }
 
 EXPORT int pkey_set(int key, unsigned rights)
 {
-	resolve_real();
+	REAL(xom_libc.pkey_set, "pkey_set");
 	return xom_call_pkey_set(key, rights);
 }

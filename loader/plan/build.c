@@ -172,16 +172,16 @@ int xom_plan_build(const struct xom_map *m, const char *path,
 	return 0;
 }
 
-/* FNV-1a over the file bytes of the executable segments, in order. */
+/* xom_hash over the file bytes of the executable segments, in order. */
 static uint64_t code_sum_of(const unsigned char *img, size_t len,
                             const struct xom_map *m)
 {
-	uint64_t sum = XOM_FNV_INIT;
+	uint64_t sum = XOM_HASH_INIT;
 
 	for (size_t i = 0; i < m->nsegs; i++) {
 		uint64_t off = m->segs[i].offset, n = m->segs[i].filesz;
 		if (off <= len && n <= len - off)
-			sum = xom_fnv(sum, img + off, n);
+			sum = xom_hash(sum, img + off, n);
 	}
 	return sum;
 }

@@ -45,6 +45,9 @@ void xom_plan_files(struct xom_built *b, size_t n, int jobs,
 
 void xom_built_free(struct xom_built *b);
 
+/* write() until all of p is written, across EINTR and short writes; 0 or -1. */
+int xom_write_all(int fd, const void *p, size_t n);
+
 /*
  * Adds plans to the store in dir: writes their symbol files, merges them
  * into the index under the store's lock, and replaces the index by rename.

@@ -4,19 +4,23 @@
  * and the tools.  Everything here also runs in the fault handler: no
  * allocation, no locks, no stdio.
  */
-#include <errno.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "xom_plan.h"
 
 #define PAGE XOM_PLAN_PAGE
 
-uint64_t xom_fnv(uint64_t h, const void *p, size_t n)
+uint64_t xom_hash(uint64_t h, const void *p, size_t n)
 {
 	const unsigned char *c = p;
 
-	while (n--) {
+	for (; n >= 8; c += 8, n -= 8) {
+		uint64_t w;
+		memcpy(&w, c, 8);
+		h = (h ^ w) * 0x100000001b3ull;
+		h ^= h >> 32;
+	}
+	for (; n; n--) {
 		h ^= *c++;
 		h *= 0x100000001b3ull;
 	}
@@ -40,10 +44,10 @@ static uint64_t sum_without(const void *p, size_t len, const uint64_t *sum_at)
 {
 	size_t at = (size_t)((const char *)sum_at - (const char *)p);
 	const uint64_t zero = 0;
-	uint64_t s = xom_fnv(XOM_FNV_INIT, p, at);
+	uint64_t s = xom_hash(XOM_HASH_INIT, p, at);
 
-	s = xom_fnv(s, &zero, sizeof(zero));
-	return xom_fnv(s, (const char *)p + at + 8, len - at - 8);
+	s = xom_hash(s, &zero, sizeof(zero));
+	return xom_hash(s, (const char *)p + at + 8, len - at - 8);
 }
 
 void xom_plan_seal(struct xom_plan_head *h)
@@ -150,7 +154,7 @@ void xom_key_name(const struct xom_plan_key *k, char *out, size_t cap)
 
 uint64_t xom_key_hash(const struct xom_plan_key *k)
 {
-	return xom_fnv(xom_fnv(XOM_FNV_INIT, &k->kind, 1), k->bytes, k->len);
+	return xom_hash(xom_hash(XOM_HASH_INIT, &k->kind, 1), k->bytes, k->len);
 }
 
 /* ---- the store index --------------------------------------------------- */
@@ -273,20 +277,4 @@ const char *xom_syms_lookup(const struct xom_syms_head *h, uint64_t addr,
 		return names + s->name;
 	}
 	return NULL;
-}
-
-int xom_write_all(int fd, const void *p, size_t n)
-{
-	const char *c = p;
-
-	while (n) {
-		ssize_t w = write(fd, c, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
 }

@@ -22,6 +22,23 @@
 
 struct entry { const struct xom_plan_head *plan; uint64_t hash; };
 
+int xom_write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n) {
+		ssize_t w = write(fd, c, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+
 static int say(char *why, size_t cap, const char *what, const char *path)
 {
 	snprintf(why, cap, "%s %s: %s", what, path, strerror(errno));

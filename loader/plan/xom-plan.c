@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "../../scan/xom_exit.h"
@@ -80,9 +81,11 @@ int main(int argc, char **argv)
 	int jobs = 0, c;
 	sigset_t none;
 
-	/* The runtime spawns this with every signal blocked. */
+	/* The runtime spawns this with every signal blocked, and from a
+	 * descriptor, which would leave the process named after its number. */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	prctl(PR_SET_NAME, "xom-plan");
 	while ((c = getopt_long(argc, argv, "+s:f:j:", longs, NULL)) != -1) {
 		if (c == 's')
 			store = optarg;

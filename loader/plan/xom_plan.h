@@ -86,10 +86,10 @@ struct xom_plan_head {
 	uint16_t path_len;              /* with its NUL */
 	uint32_t nsyms;                 /* in the symbol file; 0: no file */
 	uint64_t readable_bytes;        /* bytes of exec pages left readable */
-	uint64_t code_sum;              /* FNV-1a of the exec segments' file bytes */
+	uint64_t code_sum;              /* xom_hash of the exec segments' file bytes */
 	struct xom_file_ident file;
 	uint8_t build_id[64];
-	uint64_t sum;                   /* FNV-1a of the plan with sum zero */
+	uint64_t sum;                   /* xom_hash of the plan with sum zero */
 };
 
 struct xom_plan_seg { uint64_t vaddr, memsz, offset, filesz; uint32_t flags, pad; };
@@ -172,7 +172,7 @@ const struct xom_plan_head *xom_store_find(const void *index, size_t len,
 struct xom_syms_head {
 	char magic[8];
 	uint32_t format, nsyms;
-	uint64_t names_len, total, sum; /* sum: FNV-1a with sum zero */
+	uint64_t names_len, total, sum; /* sum: xom_hash with sum zero */
 	uint8_t build_id_len, pad[7];
 	uint8_t build_id[64];
 };
@@ -186,11 +186,11 @@ const char *xom_syms_lookup(const struct xom_syms_head *h, uint64_t addr,
 
 /* ---- shared helpers -------------------------------------------------------- */
 
-/* FNV-1a, 64-bit: cheap, and enough to catch torn or corrupted files. */
-uint64_t xom_fnv(uint64_t h, const void *p, size_t n);
-#define XOM_FNV_INIT 0xcbf29ce484222325ull
+/* FNV-1a's multiply, eight bytes a step: cheap, and enough to catch torn
+ * or corrupted files (a checksum, not a defence against a forger, who
+ * would have to be this user or root). */
+uint64_t xom_hash(uint64_t h, const void *p, size_t n);
+#define XOM_HASH_INIT 0xcbf29ce484222325ull
 
-/* write() until all of p is written, across EINTR and short writes; 0 or -1. */
-int xom_write_all(int fd, const void *p, size_t n);
 
 #endif

@@ -211,9 +211,9 @@ t_check file-size-limit-again '[ $rc = 0 ] && [ "$(cat $W/out)" = hello ]' "rc $
 cp "$LIB" "$W/late/libscan.so"
 timeout 60 env XOM_OPTIONS=$BASE:backend=none:cache=off LD_PRELOAD=$P "$T" iconv-dlopen "$W/late/libscan.so" 3 >"$W/out" 2>"$W/err"; rc=$?
 t_check no-deadlock-iconv-dlopen '[ $rc = 0 ] && grep -q "^PASS" $W/out' "rc $rc (124: hung): $(cat $W/out; err)"
-timeout 90 env XOM_OPTIONS=$BASE:backend=none:cache=off LD_PRELOAD=$P "$T" fork-scan "$W/late/libscan.so" 20 >"$W/out" 2>"$W/err"; rc=$?
+BIG=$B/tests/runtime/libbulk.so
+timeout 90 env XOM_OPTIONS=$BASE:backend=none:cache=off LD_PRELOAD=$P "$T" fork-scan "$BIG" 10 >"$W/out" 2>"$W/err"; rc=$?
 t_check fork-during-scan '[ $rc = 0 ] && grep -q "^PASS" $W/out' "rc $rc (124: hung): $(cat $W/out; err)"
-BIG=/usr/lib/x86_64-linux-gnu/libcrypto.so.3
 for m in cancel-scan jump-scan; do
 	timeout 90 env XOM_OPTIONS=$BASE:backend=none:cache=off LD_PRELOAD=$P "$T" $m "$BIG" "$LIB" >"$W/out" 2>"$W/err"; rc=$?
 	t_check "$m" '[ $rc = 0 ] && grep -q "^PASS" $W/out' "rc $rc (124: hung): $(cat $W/out; err)"

@@ -5,6 +5,7 @@
  * a file renamed during dlopen, and the launchers that run a program as
  * another user or under a seccomp filter.
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -103,9 +104,43 @@ static void *dlopen_forever(void *arg)
 	return NULL;
 }
 
-/* fork-scan LIB N: forks N children while another thread dlopens LIB,
- * scanned every time; each child uses the dynamic linker and NSS and must
- * exit within a few seconds. */
+/* Whether an xom-plan of this session is running (not a zombie): the
+ * scan is on.  The runtime does not make the helper its own child, so it
+ * is found by name. */
+static int helper_running(void)
+{
+	char path[300], stat[512];
+	int found = 0;
+	pid_t sid = getsid(0);
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+
+	while (d && !found && (e = readdir(d))) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		char comm[64], state;
+		int ppid, pgrp, session;
+		if (fgets(stat, sizeof(stat), f)
+		    && sscanf(stat, "%*d (%63[^)]) %c %d %d %d", comm, &state, &ppid,
+		              &pgrp, &session) == 5)
+			found = !strcmp(comm, "xom-plan") && state != 'Z' && session == sid;
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* fork-scan LIB N: forks N children, each while another thread is inside
+ * a scan of LIB (its helper is running; cache=off scans every time); each
+ * child uses the dynamic linker and NSS and must exit within seconds.  A
+ * fork while that thread is in the dynamic linker itself would hang the
+ * child without xom too (glibc does not reset its locks in a fork child),
+ * so the fork waits for the scan. */
 static int m_fork_scan(int argc, char **argv)
 {
 	pthread_t t;
@@ -114,8 +149,12 @@ static int m_fork_scan(int argc, char **argv)
 	CHECK(argc > 2, "usage: fork-scan LIB N");
 	pthread_create(&t, NULL, dlopen_forever, argv[1]);
 	for (int i = 0; i < atoi(argv[2]); i++) {
-		struct timespec ts = { 0, 20 * 1000 * 1000 };
-		nanosleep(&ts, NULL);
+		int waited = 0;
+		while (!helper_running() && waited++ < 5000) {
+			struct timespec ts = { 0, 1000 * 1000 };
+			nanosleep(&ts, NULL);
+		}
+		CHECK(waited < 5000, "no scan seen in 5 s (is cache=off set?)");
 		pid_t pid = fork();
 		if (pid == 0) {
 			alarm(20);
