@@ -39,8 +39,10 @@ const char run_usage[] =
 	"  -h, --help           this text\n"
 	"\n"
 	"The options become XOM_OPTIONS keys; other keys already in the\n"
-	"environment are kept.  Signals sent to xom are passed on to PROG, and\n"
-	"PROG is killed if xom is.\n"
+	"environment are kept.  Unless XOM_OPTIONS sets notice, xom adds\n"
+	"notice=once: of PROG and the programs it starts, only the first to step\n"
+	"aside or leave something unprotected says so.  Signals sent to xom are\n"
+	"passed on to PROG, and PROG is killed if xom is.\n"
 	"\n"
 	"Exit status: PROG's; 128+N when PROG died by signal N (one line says\n"
 	"so); 64 usage; 125 xom failed (e.g. its libraries are missing); 126\n"
@@ -143,6 +145,20 @@ struct pair {
 	const char *key, *value;
 };
 
+/* Whether the user's XOM_OPTIONS gives key. */
+static int user_sets(const char *key)
+{
+	const char *s = getenv("XOM_OPTIONS");
+	size_t kl, n;
+
+	for (s = s ? s : ""; *s; s += n + (s[n] == ':')) {
+		n = xom_opt_item(s, &kl);
+		if (kl == strlen(key) && !strncmp(s, key, kl))
+			return 1;
+	}
+	return 0;
+}
+
 static int sets_key(const struct pair *set, size_t nset, const char *key,
                     size_t kl)
 {
@@ -238,6 +254,7 @@ static int set_env(const struct run_opts *ro, const char *path)
 		{ ro->profile ? "profile" : NULL, ro->profile },
 		{ ro->require ? "require" : NULL, "1" },
 		{ ro->verbose ? "verbose" : NULL, ro->vbuf },
+		{ user_sets("notice") ? NULL : "notice", "once" },
 	};
 	if (compose_options(opts, sizeof opts, set, sizeof set / sizeof set[0])) {
 		say("XOM_OPTIONS would be too long");

@@ -182,10 +182,10 @@ static void say_failed(const struct xom_target *t, int err)
 {
 	if (err == EPERM && !filtered) {
 		filtered = 1;
-		xom_say("pkey_mprotect is refused (%serrno %d): a seccomp filter, such as systemd's MemoryDenyWriteExecute=yes, forbids PROT_EXEC changes; xom steps aside and the program runs unprotected",
+		xom_notice("pkey_mprotect is refused (%serrno %d): a seccomp filter, such as systemd's MemoryDenyWriteExecute=yes, forbids PROT_EXEC changes; xom steps aside and the program runs unprotected",
 		        XOM_ERR(err));
 	} else if (err != EPERM) {
-		xom_say("%s: pkey_mprotect failed (%serrno %d); left unprotected", t->path,
+		xom_notice("%s: pkey_mprotect failed (%serrno %d); left unprotected", t->path,
 		        XOM_ERR(err));
 	}
 }
@@ -205,7 +205,7 @@ static int seal_runs(const struct xom_target *t, const struct xom_plan_head *h)
 		               (long)(r[i].end - r[i].start), 0);
 		if (rc != 0) {
 			unsupported = rc == -ENOSYS || rc == -EINVAL;
-			xom_say("%s: cannot seal its execute-only pages (%serrno %d)%s", t->path,
+			xom_notice("%s: cannot seal its execute-only pages (%serrno %d)%s", t->path,
 			        XOM_ERR((int)-rc),
 			        unsupported ? "; mseal needs Linux 6.10 or later" : "");
 			return -1;
@@ -258,17 +258,17 @@ int xom_apply(const struct xom_target *t, const struct xom_plan_head *h,
 
 	*probe = 0;
 	if (h->whole_reason) {
-		xom_say("%s: left unprotected because %s", t->path,
+		xom_notice("%s: left unprotected because %s", t->path,
 		        whole_reason(h->whole_reason));
 		return XOM_EXEMPT;
 	}
 	if (!segs_match(h, t->ph, t->phnum)) {
-		xom_say("%s: the plan's segments differ from the mapped ones; left unprotected",
+		xom_notice("%s: the plan's segments differ from the mapped ones; left unprotected",
 		        t->path);
 		return XOM_UNPROTECTED;
 	}
 	if (!h->build_id_len && !code_matches(h, t->bias)) {
-		xom_say("%s: the file on disk is not the one mapped; left unprotected",
+		xom_notice("%s: the file on disk is not the one mapped; left unprotected",
 		        t->path);
 		return XOM_UNPROTECTED;
 	}
@@ -277,7 +277,7 @@ int xom_apply(const struct xom_target *t, const struct xom_plan_head *h,
 	if (!h->nruns)
 		return XOM_APPLIED;
 	if (!maps_affordable(add, &limit, &count)) {
-		xom_say("%s: left unprotected: its %lu more mappings would leave the program fewer than %ld of vm.max_map_count's %ld (%ld in use)",
+		xom_notice("%s: left unprotected: its %lu more mappings would leave the program fewer than %ld of vm.max_map_count's %ld (%ld in use)",
 		        t->path, add, map_reserve(limit), limit, count);
 		return XOM_UNPROTECTED;
 	}

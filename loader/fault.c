@@ -376,7 +376,7 @@ static int install(void)
 void xom_fault_install(void)
 {
 	if (install() != 0)
-		xom_say("cannot install the SIGSEGV handler; reads of code will not be reported");
+		xom_notice("cannot install the SIGSEGV handler; reads of code will not be reported");
 }
 
 void xom_fault_use_libc(int (*sa)(int, const struct sigaction *,

@@ -92,12 +92,12 @@ static int open_helper(void)
 	struct stat st;
 
 	if (!helper_path()) {
-		xom_say("cannot locate the xom-plan helper; objects not in a plan store are left unprotected");
+		xom_notice("cannot locate the xom-plan helper; objects not in a plan store are left unprotected");
 		return -1;
 	}
 	long fd = x_open(helper, O_PATH | O_CLOEXEC, 0);
 	if (SYS_FAILED(fd)) {
-		xom_say("no scanner: %s (%serrno %d); objects not in a plan store are left unprotected",
+		xom_notice("no scanner: %s (%serrno %d); objects not in a plan store are left unprotected",
 		        helper, XOM_ERR((int)-fd));
 		return -1;
 	}
@@ -110,7 +110,7 @@ static int open_helper(void)
 		why = xom_secure ? "not owned by root" : "owned by another user";
 	if (why) {
 		x_close((int)fd);
-		xom_say("will not run the scanner %s: it is %s", helper, why);
+		xom_notice("will not run the scanner %s: it is %s", helper, why);
 		return -1;
 	}
 	return (int)fd;
@@ -246,7 +246,7 @@ static int split_records(char *buf, size_t len, size_t n,
 }
 
 /* argv: the helper, --store DIR and --fallback DIR when plans may be kept,
- * "--", then the files. */
+ * --quiet when notices are done or off, "--", then the files. */
 static size_t build_argv(char **argv, const char *const *paths, size_t n)
 {
 	size_t k = 0;
@@ -263,6 +263,8 @@ static size_t build_argv(char **argv, const char *const *paths, size_t n)
 		argv[k++] = (char *)"--fallback";
 		argv[k++] = (char *)fallback;
 	}
+	if (xom_opt.notice == XOM_NOTICE_DONE || xom_opt.notice == XOM_NOTICE_OFF)
+		argv[k++] = (char *)"--quiet";
 	argv[k++] = (char *)"--";
 	for (size_t i = 0; i < n && k < MAX_ARGS - 1; i++)
 		argv[k++] = (char *)paths[i];
@@ -286,7 +288,7 @@ static int run_scratch(const char *const *paths, size_t n,
 		return -1;
 	long rc = x_pipe2(pfd, O_CLOEXEC);
 	if (SYS_FAILED(rc)) {
-		xom_say("cannot make a pipe for the scanner (%serrno %d)", XOM_ERR((int)-rc));
+		xom_notice("cannot make a pipe for the scanner (%serrno %d)", XOM_ERR((int)-rc));
 		x_close(exe);
 		return -1;
 	}
@@ -295,7 +297,7 @@ static int run_scratch(const char *const *paths, size_t n,
 	x_close(exe);
 	if (pid <= 0) {
 		x_close(pfd[0]);
-		xom_say("cannot start %s (%serrno %d)", helper, XOM_ERR((int)-pid));
+		xom_notice("cannot start %s (%serrno %d)", helper, XOM_ERR((int)-pid));
 		return -1;
 	}
 	char *buf = read_all(pfd[0], len, &cap);
@@ -307,7 +309,7 @@ static int run_scratch(const char *const *paths, size_t n,
 	                    : split_records(buf, *len, n, out, why) != 0
 	                      ? "its output is not whole (killed?)" : NULL;
 	if (broke) {
-		xom_say("the scanner %s failed: %s", helper, broke);
+		xom_notice("the scanner %s failed: %s", helper, broke);
 		xom_helper_release(buf, cap);
 		return -1;
 	}
@@ -326,7 +328,7 @@ int xom_helper_run(const char *const *paths, size_t n,
 	            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (X_MAP_FAILED(sc)) {
 		sc = NULL;
-		xom_say("out of memory for the scanner's arguments");
+		xom_notice("out of memory for the scanner's arguments");
 		return -1;
 	}
 	int rc = run_scratch(paths, n, out, why, mem, len);

@@ -48,6 +48,16 @@ void xom_prefault(void);
 /* Says why and exits XOM_REFUSED_STATUS (require=1). */
 __attribute__((noreturn)) void xom_refuse(const char *why);
 
+/* ---- settings.c: the options' sources, and the notice policy --------- */
+/* Reads the defaults, /etc/xom.conf and XOM_OPTIONS into xom_opt and opens
+ * the log (start).  Returns 0, or -1 with what is invalid in why; *require
+ * says whether require=1 was asked for, even by the invalid text. */
+int xom_settings_read(int *require, char *why, size_t cap);
+/* A line that says xom stepped aside or left something unprotected: said
+ * as xom_say, unless the notice policy (notice=) has it keep quiet.  Not
+ * for the fault phase. */
+void xom_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* ---- say.c: messages [fault] ------------------------------------------- */
 /* snprintf-like for %s (and %.*s) %c %d %u %x (l, z, #); always
  * NUL-ends. */

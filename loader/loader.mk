@@ -9,7 +9,7 @@ PLAN_FORMAT_OBJ := $(B)/loader/plan/format.o
 # with big tables come last, so that the small variables that every
 # process start writes share a few pages (each first touch is a page
 # fault).
-RUNTIME_SMALL := $(addprefix $(B)/loader/,start.o options.o say.o pkey.o \
+RUNTIME_SMALL := $(addprefix $(B)/loader/,start.o settings.o options.o say.o pkey.o \
 	elfmem.o store.o sync.o apply.o fault.o calls.o str.o helper.o) \
 	$(PLAN_FORMAT_OBJ)
 RUNTIME_BIG := $(addprefix $(B)/loader/,hotend.o objects.o protect.o profile.o)

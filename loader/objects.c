@@ -122,7 +122,7 @@ void xom_object_remember(const struct xom_object *src)
 			__atomic_store_n(&nobjs, i + 1, __ATOMIC_RELEASE);
 		return;
 	}
-	xom_say("%s: too many objects loaded; xom cannot name its faults", src->path);
+	xom_notice("%s: too many objects loaded; xom cannot name its faults", src->path);
 }
 
 void xom_objects_each(void (*fn)(struct xom_object *o, void *arg), void *arg)

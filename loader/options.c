@@ -188,37 +188,39 @@ static void set_defaults(struct xom_opts *o)
 		set_default(o, &entries[i]);
 }
 
-/* Whether the value of e in o differs from the default in a way that an
- * untrusted caller must not choose: every path, and every value that can
- * leave code readable.  require=1 and seal=1 only ask for more, and
- * verbose only says more. */
-static int untrusted(const struct xom_opts *o, const struct entry *e)
+/* What a secure-execution program takes from its untrusted caller's
+ * environment: require=1 and seal=1 only ask for more, verbose and notice
+ * only say more or less on a descriptor that the caller owns anyway. */
+static int trusted_from_caller(const struct xom_opts *env, const struct entry *e)
 {
-	struct xom_opts d;
-	const char *f = (const char *)o + e->off;
-
-	set_defaults(&d);
-	if (!strcmp(e->key, "require") || !strcmp(e->key, "seal")
-	    || !strcmp(e->key, "verbose"))
-		return 0;
-	return memcmp(f, (const char *)&d + e->off,
-	              e->kind == K_ENUM || e->kind == K_INT ? sizeof(int)
-	                                                    : sizeof(char *)) != 0;
+	if (!strcmp(e->key, "require"))
+		return env->require == 1;
+	if (!strcmp(e->key, "seal"))
+		return env->seal == 1;
+	return !strcmp(e->key, "verbose") || !strcmp(e->key, "notice");
 }
 
-void xom_options_secure(struct xom_opts *o, char *ignored, size_t cap)
+void xom_options_merge(struct xom_opts *o, const struct xom_opts *env,
+                       int secure, char *ignored, size_t cap)
 {
 	struct text t = { ignored, 0, cap };
 
 	if (cap)
 		ignored[0] = 0;
 	for (size_t i = 0; i < xom_opt_count; i++) {
-		if (!untrusted(o, &entries[i]))
+		const struct entry *e = &entries[i];
+		if (!(env->set & 1ull << i))
 			continue;
-		if (t.n)
-			puts_(&t, ",");
-		puts_(&t, entries[i].key);
-		set_default(o, &entries[i]);
+		if (secure && !trusted_from_caller(env, e)) {
+			if (t.n)
+				puts_(&t, ",");
+			puts_(&t, e->key);
+			continue;
+		}
+		memcpy((char *)o + e->off, (const char *)env + e->off,
+		       e->kind == K_ENUM || e->kind == K_INT ? sizeof(int)
+		                                             : sizeof(char *));
+		o->set |= 1ull << i;
 	}
 }
 
@@ -239,26 +241,26 @@ static int parse_pair(struct xom_opts *o, char *item, size_t keylen,
 		return fail(err, cap, "expected key=value, got '", item, "'");
 	item[keylen] = 0;
 	const char *v = item + keylen + 1;
-	for (size_t i = 0; i < xom_opt_count; i++)
-		if (!strcmp(item, entries[i].key))
-			return set_value(&entries[i], o, v, err, cap);
+	for (size_t i = 0; i < xom_opt_count; i++) {
+		if (strcmp(item, entries[i].key))
+			continue;
+		o->set |= 1ull << i;
+		return set_value(&entries[i], o, v, err, cap);
+	}
 	return fail(err, cap, "unknown key '", item, "'");
 }
 
-int xom_options_parse(const char *text, struct xom_opts *o, char *buf,
-                      size_t cap, int *require, char *err, size_t errcap)
+void xom_options_defaults(struct xom_opts *o)
+{
+	set_defaults(o);
+}
+
+/* Applies the items of buf (modified in place, and pointed into). */
+static int apply_items(char *buf, struct xom_opts *o, int *require, char *err,
+                       size_t errcap)
 {
 	int bad = 0;
 
-	set_defaults(o);
-	*require = 0;
-	if (errcap)
-		err[0] = 0;
-	if (!text || !*text)
-		return 0;
-	if (strlen(text) >= cap)
-		return fail(err, errcap, "too long", NULL, NULL);
-	strcpy(buf, text);
 	for (char *s = buf, *next; s; s = next) {
 		size_t kl, n = xom_opt_item(s, &kl);
 		next = s[n] ? s + n + 1 : NULL;
@@ -271,6 +273,75 @@ int xom_options_parse(const char *text, struct xom_opts *o, char *buf,
 			bad = 1;
 	}
 	return bad ? -1 : 0;
+}
+
+int xom_options_apply(const char *text, struct xom_opts *o, char *buf,
+                      size_t cap, int *require, char *err, size_t errcap)
+{
+	*require = 0;
+	if (errcap)
+		err[0] = 0;
+	if (!text || !*text)
+		return 0;
+	if (strlen(text) >= cap)
+		return fail(err, errcap, "too long", NULL, NULL);
+	strcpy(buf, text);
+	return apply_items(buf, o, require, err, errcap);
+}
+
+int xom_options_parse(const char *text, struct xom_opts *o, char *buf,
+                      size_t cap, int *require, char *err, size_t errcap)
+{
+	set_defaults(o);
+	return xom_options_apply(text, o, buf, cap, require, err, errcap);
+}
+
+/* The next line of conf (NUL-terminated in place), or NULL at the end. */
+static char *next_line(char **at, char *end)
+{
+	char *line = *at;
+
+	if (line >= end)
+		return NULL;
+	char *nl = memchr(line, '\n', (size_t)(end - line));
+	*at = nl ? nl + 1 : end;
+	if (nl)
+		*nl = 0;
+	return line;
+}
+
+int xom_conf_apply(char *conf, size_t len, const char *prog,
+                   struct xom_opts *o, int *require, unsigned *lineno,
+                   char *err, size_t errcap)
+{
+	char *at = conf, *end = conf + len, *line;
+
+	*lineno = 0;
+	*require = 0;
+	while ((line = next_line(&at, end))) {
+		++*lineno;
+		line += strspn(line, " \t");
+		if (!*line || *line == '#')
+			continue;
+		char *pat = line;
+		char *rest = pat + strcspn(pat, " \t");
+		if (*rest)
+			*rest++ = 0;
+		rest += strspn(rest, " \t");
+		rest[strcspn(rest, " \t#")] = 0;
+		if (!prog || fnmatch(pat, prog, 0) != 0)
+			continue;
+		if (!*rest)
+			return fail(err, errcap, "expected options or off after '", pat, "'");
+		int req = 0;
+		char off[] = "mode=off";
+		if (!strcmp(rest, "off"))
+			rest = off;     /* apply_items copies nothing out of it */
+		if (apply_items(rest, o, &req, err, errcap) != 0)
+			return -1;
+		*require |= req;
+	}
+	return 0;
 }
 
 static int join(char *buf, size_t cap, const char *a, const char *b)

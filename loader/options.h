@@ -12,12 +12,23 @@
 
 enum { XOM_ENFORCE, XOM_AUDIT, XOM_OFF };       /* mode */
 enum { XOM_BACKEND_PKEY, XOM_BACKEND_NONE };    /* backend */
+enum { XOM_NOTICE_EACH, XOM_NOTICE_ONCE, XOM_NOTICE_DONE, XOM_NOTICE_OFF };
 
 #define XOM_FIELD_ENUM(k) int k;
 #define XOM_FIELD_INT(k) int k;
 #define XOM_FIELD_PATH(k) const char *k;
 #define XOM_FIELD_DIR_OFF(k) const char *k;
 #define XOM_FIELD_LIST(k) const char *k;
+
+/* Each key's index in the table, and its bit in struct xom_opts' set. */
+enum {
+#define XOM_OPT(key, kind, def, values, help) XOM_OPT_I_##key,
+#include "options.def"
+#undef XOM_OPT
+	XOM_OPT_N
+};
+_Static_assert(XOM_OPT_N <= 64, "struct xom_opts' set has a bit per key");
+#define XOM_OPT_BIT(key) (1ull << XOM_OPT_I_##key)
 
 /* The values in force.  Strings point into the buffer given to the parser,
  * or are NULL when absent (see xom_cache_dir for the cache's default). */
@@ -26,6 +37,7 @@ struct xom_opts {
 #include "options.def"
 #undef XOM_OPT
 	int log_fd;             /* where the xom: lines go (the runtime's) */
+	unsigned long long set; /* bit i: the table's key i was given */
 };
 
 /* The table, for the command's reports. */
@@ -74,13 +86,33 @@ void xom_store_dirs(const struct xom_opts *o, int secure, unsigned euid,
  * fit).  Async-signal-safe. */
 const char *xom_dir_path(const struct xom_dirs *d, int i, char *buf, size_t cap);
 
+/* The defaults of every key, and text's keys applied on top of o (as
+ * xom_options_parse, without resetting o first). */
+void xom_options_defaults(struct xom_opts *o);
+int xom_options_apply(const char *text, struct xom_opts *o, char *buf,
+                      size_t cap, int *require, char *err, size_t errcap);
+
 /*
- * For a secure-execution program (set-user-ID, set-group-ID, file
- * capabilities), whose environment belongs to an untrusted caller: puts
- * back the default of every key that names a path or can weaken the
- * protection, and lists the keys it reset in ignored (comma-separated).
+ * /etc/xom.conf: lines "PATTERN OPTIONS" (OPTIONS as in XOM_OPTIONS, or
+ * "off"), '#' comments.  Every line whose fnmatch PATTERN matches prog
+ * applies its options to o, in order.  conf is modified in place and must
+ * outlive o.  Returns 0, or -1 with the line number and what is wrong with
+ * it for the first invalid line that matches (a line that does not match
+ * is not read past its pattern).
  */
-void xom_options_secure(struct xom_opts *o, char *ignored, size_t cap);
+int xom_conf_apply(char *conf, size_t len, const char *prog,
+                   struct xom_opts *o, int *require, unsigned *lineno,
+                   char *err, size_t errcap);
+
+/*
+ * Copies onto o every key that env (options parsed from the defaults) was
+ * given.  For a secure-execution program (secure), whose environment
+ * belongs to an untrusted caller, only what asks for more (require=1,
+ * seal=1) or says more or less (verbose, notice) is copied; the keys left
+ * out are listed in ignored (comma-separated).
+ */
+void xom_options_merge(struct xom_opts *o, const struct xom_opts *env,
+                       int secure, char *ignored, size_t cap);
 
 /* 1 when path or its base name matches one of o's exclude patterns. */
 int xom_opt_excludes(const struct xom_opts *o, const char *path);

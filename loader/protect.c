@@ -158,7 +158,7 @@ static int ident_key(const char *path, struct xom_plan_key *k)
 
 	long rc = path ? x_stat(path, &st) : -ENOENT;
 	if (rc != 0) {
-		xom_say("%s: cannot stat the file (%serrno %d); left unprotected",
+		xom_notice("%s: cannot stat the file (%serrno %d); left unprotected",
 		        path ? path : "the main program", XOM_ERR((int)-rc));
 		return -1;
 	}
@@ -225,10 +225,13 @@ static void say_scanning(size_t k, unsigned long bytes)
 {
 	int fd = xom_log_fd();
 
-	if (xom_opt.verbose >= 1 || (bytes >= SAY_SCANNING_BYTES && fd >= 0
-	                             && is_terminal(fd)))
-		xom_say("scanning %zu object%s (%lu MB of code) for the first time...",
-		        k, k == 1 ? "" : "s", (bytes + (1ul << 19)) >> 20);
+	void (*say)(const char *, ...) = xom_opt.verbose >= 1 ? xom_say
+		: bytes >= SAY_SCANNING_BYTES && fd >= 0 && is_terminal(fd)
+		? xom_notice : NULL;
+
+	if (say)
+		say("scanning %zu object%s (%lu MB of code) for the first time...",
+		    k, k == 1 ? "" : "s", (bytes + (1ul << 19)) >> 20);
 }
 
 /* One helper run for every object no store had. */
@@ -279,7 +282,7 @@ static void finish(struct arrival *a, const ElfW(Phdr) *ph, int phnum)
 	if (a->plan) {
 		xom_plan_key_of(a->plan, &got);
 		if (!xom_key_equal(&got, &a->key)) {
-			xom_say("%s: the file on disk is not the one mapped; left unprotected",
+			xom_notice("%s: the file on disk is not the one mapped; left unprotected",
 			        a->path);
 		} else {
 			struct xom_target t = { a->path, a->bias, ph, phnum, a->flags,
@@ -288,7 +291,7 @@ static void finish(struct arrival *a, const ElfW(Phdr) *ph, int phnum)
 			a->outcome = xom_apply(&t, a->plan, &probe);
 		}
 	} else if (a->why && a->path) {
-		xom_say("%s: analysis failed: %s; left unprotected", a->path, a->why);
+		xom_notice("%s: analysis failed: %s; left unprotected", a->path, a->why);
 	}
 	remember(a, probe);
 	a->done = 1;
@@ -351,7 +354,7 @@ static int end_batch(void)
 		refused += a->outcome == XOM_UNPROTECTED;
 	}
 	if (dropped)
-		xom_say("%zu objects arrived at once, more than xom can take; they are left unprotected",
+		xom_notice("%zu objects arrived at once, more than xom can take; they are left unprotected",
 		        dropped);
 	nbatch = dropped = 0;
 	if (!refused || !xom_opt.require)

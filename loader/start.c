@@ -1,5 +1,5 @@
 /*
- * start.c - start-up: the options, the stores, the key, the helper and the
+ * start.c - start-up: the settings, the stores, the key, the helper and the
  * handler.
  *
  * Phase: start.  Runs once, in the preload constructor or in the audit
@@ -21,8 +21,6 @@ int xom_active;
 int xom_started;
 int xom_secure;
 
-/* XOM_OPTIONS is copied here; the option strings point into it. */
-static char opt_buf[4096];
 static struct xom_dirs store_dirs;
 
 void xom_refuse(const char *why)
@@ -34,58 +32,6 @@ void xom_refuse(const char *why)
 const char *xom_store_dir(int i, char *buf, size_t cap)
 {
 	return xom_dir_path(&store_dirs, i, buf, cap);
-}
-
-/* The options, with the log file opened.  Returns 0, or -1 after one line
- * naming the first bad item. */
-static int read_options(int *require)
-{
-	char err[512];
-
-	if (xom_options_parse(getenv("XOM_OPTIONS"), &xom_opt, opt_buf,
-	                      sizeof(opt_buf), require, err, sizeof(err)) != 0) {
-		xom_say("XOM_OPTIONS: %s", err);
-		return -1;
-	}
-	if (xom_opt.log) {
-		long fd = x_open(xom_opt.log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
-		                 0600);
-		if (fd < 0) {
-			xom_say("XOM_OPTIONS: cannot open log file '%s'", xom_opt.log);
-			return -1;
-		}
-		xom_log_init((int)fd);
-	}
-	if (xom_opt.seal && xom_opt.mode == XOM_AUDIT) {
-		xom_say("XOM_OPTIONS: seal=1 cannot be combined with mode=audit, which must make pages readable again");
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * In secure-execution mode the environment belongs to an untrusted caller,
- * as glibc treats its own variables: every option that names a path or can
- * weaken the protection is ignored, and invalid options do not turn xom
- * off.  Returns 0 to go on, or -1 when xom should stay off.
- */
-static int read_secure_options(void)
-{
-	int require = 0;
-	char err[512], ignored[256];
-
-	if (xom_options_parse(getenv("XOM_OPTIONS"), &xom_opt, opt_buf,
-	                      sizeof(opt_buf), &require, err, sizeof(err)) != 0) {
-		xom_options_parse(NULL, &xom_opt, opt_buf, sizeof(opt_buf), &require,
-		                  err, sizeof(err));
-		xom_say("XOM_OPTIONS ignored in a secure-execution program (%s)", err);
-		return 0;
-	}
-	xom_options_secure(&xom_opt, ignored, sizeof(ignored));
-	if (ignored[0])
-		xom_say("XOM_OPTIONS: %s ignored in a secure-execution program",
-		        ignored);
-	return 0;
 }
 
 /* Populates the pages from the start of .bss to xom_hot_end (hotend.c)
@@ -109,12 +55,11 @@ int xom_start(const char *who)
 	(void)who;
 	xom_log_init(2);
 	xom_secure = getauxval(AT_SECURE) != 0;
-	if (xom_secure) {
-		read_secure_options();
-	} else if (read_options(&require) != 0) {
+	char why[700];
+	if (xom_settings_read(&require, why, sizeof(why)) != 0) {
 		if (require)
-			xom_refuse("XOM_OPTIONS is invalid");
-		xom_say("XOM_OPTIONS is invalid; running unprotected");
+			xom_refuse(why);
+		xom_notice("%s; running unprotected", why);
 		return 0;
 	}
 	if (xom_opt.mode == XOM_OFF)

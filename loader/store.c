@@ -79,7 +79,7 @@ static int map_store(struct xom_store *s, int i)
 	if (p)
 		x_munmap(p, (size_t)st.st_size);
 	if (xom_opt.verbose >= 1)
-		xom_say("plan store %s/" XOM_STORE_INDEX " ignored: %s", path, why);
+		xom_notice("plan store %s/" XOM_STORE_INDEX " ignored: %s", path, why);
 	return -1;
 }
 

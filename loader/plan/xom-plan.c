@@ -1,7 +1,7 @@
 /*
  * xom-plan - the helper that the runtime runs on a plan-store miss:
  *
- *   xom-plan [--store DIR [--fallback DIR]] [--jobs N] [--] FILE...
+ *   xom-plan [--store DIR [--fallback DIR]] [--jobs N] [--quiet] [--] FILE...
  *
  * scans each FILE (several at once, one thread per core), writes one record
  * per FILE to stdout in the order given - its plan, or a failure record
@@ -16,7 +16,9 @@
  *
  * Exit status (scan/xom_exit.h): 0 every file has a plan, 1 some file could
  * not be analysed, 2 the output or the store could not be written, 64 usage.
- * Messages are one line each on stderr, prefixed "xom: ".
+ * Messages are one line each on stderr, prefixed "xom: "; --quiet (the
+ * runtime's notice=done and notice=off) keeps the one about where plans
+ * are kept to itself.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -49,13 +51,17 @@ static int write_noplan(const struct xom_built *b)
 
 /* Adds the plans to the user's store, or to the fallback, saying so. */
 static void keep(const char *store, const char *fallback,
-                 const struct xom_built *b, size_t n)
+                 const struct xom_built *b, size_t n, int quiet)
 {
 	char why[600], why2[600];
 
 	if (!store || xom_store_add(store, 0, b, n, why, sizeof(why)) == 0)
 		return;
-	if (fallback && xom_store_add(fallback, 0, b, n, why2, sizeof(why2)) == 0) {
+	int kept = fallback && xom_store_add(fallback, 0, b, n, why2,
+	                                     sizeof(why2)) == 0;
+	if (quiet)
+		return;
+	if (kept) {
 		fprintf(stderr, "xom: cannot keep plans in the cache (%s); keeping them in %s\n",
 		        why, fallback);
 		return;
@@ -66,7 +72,7 @@ static void keep(const char *store, const char *fallback,
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: xom-plan [--store DIR [--fallback DIR]] [--jobs N] [--] FILE...\n");
+	fprintf(stderr, "usage: xom-plan [--store DIR [--fallback DIR]] [--jobs N] [--quiet] [--] FILE...\n");
 }
 
 int main(int argc, char **argv)
@@ -75,10 +81,11 @@ int main(int argc, char **argv)
 		{ "store", required_argument, NULL, 's' },
 		{ "fallback", required_argument, NULL, 'f' },
 		{ "jobs", required_argument, NULL, 'j' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *store = NULL, *fallback = NULL;
-	int jobs = 0, c;
+	int jobs = 0, quiet = 0, c;
 	sigset_t none;
 
 	/* The runtime spawns this with every signal blocked, and from a
@@ -86,13 +93,15 @@ int main(int argc, char **argv)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	prctl(PR_SET_NAME, "xom-plan");
-	while ((c = getopt_long(argc, argv, "+s:f:j:", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+s:f:j:q", longs, NULL)) != -1) {
 		if (c == 's')
 			store = optarg;
 		else if (c == 'f')
 			fallback = optarg;
 		else if (c == 'j')
 			jobs = atoi(optarg);
+		else if (c == 'q')
+			quiet = 1;
 		else
 			return usage(), XOM_EXIT_USAGE;
 	}
@@ -109,7 +118,7 @@ int main(int argc, char **argv)
 	xom_plan_files(b, n, jobs, NULL, NULL);
 
 	int status = XOM_EXIT_OK;
-	keep(store, fallback, b, n);
+	keep(store, fallback, b, n, quiet);
 	for (size_t i = 0; i < n; i++) {
 		int bad = b[i].plan ? xom_write_all(1, b[i].plan, b[i].plan->total)
 		                    : write_noplan(&b[i]);
