@@ -36,6 +36,13 @@ $(B)/.deps-%: tests/deps.sh
 	@tests/deps.sh $*
 	@touch $@
 
+# The build's own packages (the compiler among them) come before any rule
+# runs: make remakes an included file first, so even `make -j` on a fresh
+# machine finds gcc.  The stamp is an empty file.  `make clean` needs none.
+ifneq ($(filter-out clean,$(or $(MAKECMDGOALS),all)),)
+include $(B)/.deps-build
+endif
+
 # One compile rule for every part's objects; the fragments list objects and
 # say how they are linked.
 $(B)/%.o: %.c | $(B)/.deps-build
