@@ -61,6 +61,11 @@ for t in "$@"; do
 	fi
 	table+=$(printf '  %-26s %d passed, %d failed, %d skipped%s' "$name" "$p" "$f" "$s" \
 		"${why:+ ($why)}")$'\n'
+	# The first failures, so that the summary alone says what went wrong.
+	if [ "$f" != 0 ]; then
+		table+=$(grep -E '^(not ok [0-9]+ - |FAIL )' "$log" | head -n 3 | cut -c1-150 |
+			sed 's/^/      /')$'\n'
+	fi
 done
 echo
 echo "== summary"
