@@ -713,7 +713,7 @@ def write_report(args):
         if dirty:
             rev += " (with uncommitted changes in " + ", ".join(d + "/" for d in dirty) + ")"
     else:
-        rev = "unknown revision"
+        rev = "an unknown revision (no git, or not a checkout)"
 
     log("bench: scan speed")
     md, heads = scan_speed(SPEED_FILES if full else SPEED_FILES[:1], 9 if full else 3,
