@@ -1,7 +1,8 @@
 # xom - execute-only memory for unmodified x86-64 Linux programs.
 #
 #   make            build everything into build/
-#   make check      build and run every test (scanner, runtime, emulated-PKU VM)
+#   make check      build and run every test (scanner, runtime, command,
+#                   emulated-PKU VM, fuzzing); XOM_SKIP_VM=1 leaves out the VM
 #   make quick      the fast inner loop: build, then the native suites only
 #   make demo       the code-disclosure demo
 #   make asan       the scanner and its tests under ASan+UBSan, in build/asan
@@ -36,6 +37,13 @@ $(B)/.deps-%: tests/deps.sh
 	@tests/deps.sh $*
 	@touch $@
 
+# The build's own packages (the compiler among them) come before any rule
+# runs: make remakes an included file first, so even `make -j` on a fresh
+# machine finds gcc.  The stamp is an empty file.  `make clean` needs none.
+ifneq ($(filter-out clean,$(or $(MAKECMDGOALS),all)),)
+include $(B)/.deps-build
+endif
+
 # One compile rule for every part's objects; the fragments list objects and
 # say how they are linked.
 $(B)/%.o: %.c | $(B)/.deps-build
@@ -67,16 +75,17 @@ check: all
 	@tests/check.sh $(CHECKS)
 
 # The suites that need no VM and no sanitizer rebuild: seconds, not minutes.
+# The README's commands that boot the VM are skipped there, and say so.
 QUICK += check-readme
 quick: all
-	@tests/check.sh $(QUICK)
+	@XOM_SKIP_VM=1 tests/check.sh $(QUICK)
 
 asan:
 	$(MAKE) B=build/asan SANFLAGS='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' check-scan
 
 # The scanner reads untrusted files: its tests run under the sanitizers in
-# every `make check` too.
-CHECKS += check-asan
+# every `make check` too, and libFuzzer gets FUZZ_SHORT (20) seconds at it.
+CHECKS += check-asan check-fuzz
 check-asan: asan
 
 clean:

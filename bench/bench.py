@@ -678,6 +678,15 @@ def scale(quick, out):
 
 # ---- The report ------------------------------------------------------------------
 
+def git(*args):
+    """git's output, stripped; "" where git is missing or fails."""
+    try:
+        p = subprocess.run(["git", *args], capture_output=True, text=True)
+    except OSError:
+        return ""
+    return p.stdout.strip() if p.returncode == 0 else ""
+
+
 def write_report(args):
     os.makedirs(args.out, exist_ok=True)
     full = args.full
@@ -691,18 +700,20 @@ def write_report(args):
     except (OSError, StopIteration):
         pass
     # BENCH_REV names the commit when the run is made from an export of it
-    # (a clean tree without git metadata).
-    rev = os.environ.get("BENCH_REV") or subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-        text=True).stdout.strip() or "unknown"
-    # The figures describe the code that was built, which may be ahead of
-    # the commit: say so rather than credit the commit with them.
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
-                            "scan", "loader", "preload"], capture_output=True,
-                           text=True).stdout.split("\n")
-    dirty = sorted({l[3:].split("/")[0] for l in dirty if l.strip()})
-    if dirty:
-        rev += " (with uncommitted changes in " + ", ".join(d + "/" for d in dirty) + ")"
+    # (a clean tree without git metadata).  Without git, or outside a
+    # checkout, the report says that it does not know the revision.
+    rev = os.environ.get("BENCH_REV") or git("rev-parse", "--short", "HEAD")
+    if rev:
+        rev = "commit " + rev
+        # The figures describe the code that was built, which may be ahead
+        # of the commit: say so rather than credit the commit with them.
+        dirty = git("status", "--porcelain", "--untracked-files=no", "--",
+                    "scan", "loader", "preload").split("\n")
+        dirty = sorted({l[3:].split("/")[0] for l in dirty if l.strip()})
+        if dirty:
+            rev += " (with uncommitted changes in " + ", ".join(d + "/" for d in dirty) + ")"
+    else:
+        rev = "an unknown revision (no git, or not a checkout)"
 
     log("bench: scan speed")
     md, heads = scan_speed(SPEED_FILES if full else SPEED_FILES[:1], 9 if full else 3,
@@ -755,7 +766,7 @@ def write_report(args):
     total = time.monotonic() - t0
     head = ("# xom benchmark results\n\n"
             f"{'Full run (`make bench`)' if full else 'Quick subset (`make bench-quick`)'}"
-            f" of commit {rev}, {when}, {total:.0f} s in all, on a shared\n"
+            f" of {rev}, {when}, {total:.0f} s in all, on a shared\n"
             f"{os.cpu_count()}-CPU virtual machine ({cpu}, Linux {platform.release()}) "
             "whose CPU does not expose\nprotection keys.  These numbers are a snapshot: "
             "rerun `make bench` to refresh them.\nEvery ratio's baseline was measured "

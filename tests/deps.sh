@@ -1,18 +1,42 @@
 #!/bin/sh
 # Installs the Debian packages that one part of xom needs, if any are missing.
 # Usage: tests/deps.sh GROUP...   (groups: build, vm, bench, fuzz)
-# Prints nothing when everything is present, so `make` stays quiet.
+#        tests/deps.sh --list GROUP...   prints the packages, installs nothing
+# Prints nothing when everything is present, so `make` stays quiet.  Each
+# group names everything it needs beyond a minimal Debian 12 (debootstrap
+# --variant=minbase) with make and git; tests/fresh-debian.sh proves it.
 set -eu
 
 pkgs_for() {
 	case "$1" in
-	build) echo "libcapstone-dev libelf-dev pkg-config libssl3" ;;
-	vm)    echo "qemu-system-x86 cpio xz-utils" ;;
-	bench) echo "gnuplot-nox binutils time python3" ;;
-	fuzz)  echo "clang libclang-rt-14-dev" ;;
+	# The compiler and the libraries the parts link, libc.a for the static
+	# program that `xom run` must refuse, binutils' strip/readelf/nm for
+	# the scanner tests, and libcrypto, which the scanner tests and the
+	# README's example scan.
+	build) echo "gcc make libc6-dev binutils pkg-config libcapstone-dev libelf-dev zlib1g-dev libssl3" ;;
+	# QEMU and what tests/vm/run and tests/vm/fetch use (cpio; xz and zstd
+	# unpack the 6.1 and 6.12 kernels), and the packages of the programs that tests/vm/files.list
+	# copies into the guest: coreutils' ls and sha256sum and libc-bin's
+	# iconv and gconv modules are in every Debian system; these are not.
+	vm)    echo "qemu-system-x86 cpio xz-utils zstd openssl python3 python3.11 libpython3.11-stdlib perl" ;;
+	# objdump (binutils) is the scan-speed baseline, gnuplot draws the
+	# coverage plot.
+	bench) echo "python3 gnuplot-nox binutils time" ;;
+	# libFuzzer is in clang's runtime package; clang links it against
+	# libstdc++.
+	fuzz)  echo "clang libclang-rt-14-dev libstdc++-12-dev" ;;
 	*) echo "tests/deps.sh: unknown group '$1'" >&2; exit 64 ;;
 	esac
 }
+
+list=0
+[ "${1:-}" = --list ] && { list=1; shift; }
+[ $# -gt 0 ] || { echo "usage: tests/deps.sh [--list] GROUP... (build, vm, bench, fuzz)" >&2; exit 64; }
+if [ "$list" = 1 ]; then
+	for g in "$@"; do pkgs_for "$g"; done | tr ' ' '\n' | sort -u | tr '\n' ' '
+	echo
+	exit 0
+fi
 
 missing=""
 for g in "$@"; do
