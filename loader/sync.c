@@ -15,7 +15,7 @@
 #include "loader.h"
 #include "xom_loader.h"
 
-/* The counts at the last sync (0 before the first: glibc's start above). */
+/* The counts at the last sync (0 before the first). */
 static unsigned long long last_adds, last_subs;
 static uint32_t generation;
 
@@ -44,7 +44,10 @@ static int collect(struct dl_phdr_info *info, size_t size, void *arg)
 	if (w->first) {
 		w->adds = info->dlpi_adds;
 		w->subs = info->dlpi_subs;
-		w->unloaded = last_subs && w->subs != last_subs;
+		/* Any unload since the last sync, the first one included: a
+		 * library unloaded and loaded again in between may be mapped at
+		 * its old address, unprotected. */
+		w->unloaded = w->subs != last_subs;
 		w->first = 0;
 	}
 	xom_elf_exec_span(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum,

@@ -107,6 +107,11 @@ enforce)
 		relay "-$d"
 		door $d "" "$T" threads "$LIB" 8 1 1
 		t_check "dlopen-threads-$d" 'grep -q "^PASS" $W/out' "$(cat $W/out) $(err)"
+		if [ $d = preload ]; then
+			door $d "" "$T" reload-behind "$LIB"
+			if grep -q "^SKIP" $W/out; then t_skip reload-behind "$(sed -n 's/^SKIP reload-behind: //p' $W/out)"
+			else t_check reload-behind '[ $rc = 0 ] && grep -q "^PASS" $W/out' "rc $rc: $(cat $W/out) $(err)"; fi
+		fi
 		door $d "" "$T" memscan
 		t_check "plans-not-in-memory-$d" 'grep -q "^PASS" $W/out' "$(cat $W/out) $(err)"
 	done
