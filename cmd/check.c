@@ -1,7 +1,7 @@
 /*
  * check.c - xom check: whether this machine can enforce execute-only code,
  * one line per thing that must hold, then the XOM_OPTIONS values in force.
- * The options and the cache folder are read by the runtime's own code
+ * The options and the plan stores are read by the runtime's own code
  * (loader/options.c), so that xom check and the runtime never disagree.
  */
 #include <cpuid.h>
@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../loader/options.h"
+#include "../loader/plan/xom_plan.h"
 #include "cmd.h"
 
 const char check_usage[] =
@@ -26,7 +27,9 @@ const char check_usage[] =
 	"Says, one line each, whether execute-only code can be enforced here:\n"
 	"the CPU's PKU and OSPKE flags, pkey_alloc, the glibc version, the free\n"
 	"protection keys, the runtime libraries, XOM_OPTIONS (checked by the\n"
-	"runtime's own parser) and the plan cache; then the value in force of\n"
+	"runtime's own parser) and the plan stores as the runtime will use them\n"
+	"(the system store, the user's cache, and where plans go when the cache\n"
+	"cannot be written); then the value in force of\n"
 	"every XOM_OPTIONS key, and whether it is the default.  The last line\n"
 	"is the verdict.\n"
 	"Exit status: 0 enforcement works here, 1 it does not, 64 usage.\n";
@@ -111,55 +114,130 @@ static void check_files(void)
 	}
 }
 
-static unsigned count_entries(const char *dir)
+/* The plans in the store index DIR/plans, or -1 when there is none. */
+static long count_plans(const char *dir)
 {
-	unsigned n = 0;
-	DIR *d = opendir(dir);
-	struct dirent *e;
+	char path[PATH_MAX];
+	struct xom_store_head h;
 
-	if (!d)
-		return 0;
-	while ((e = readdir(d)) != NULL)
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
+	snprintf(path, sizeof path, "%s/" XOM_STORE_INDEX, dir);
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return -1;
+	size_t got = fread(&h, 1, sizeof h, f);
+	fclose(f);
+	return got == sizeof h && !memcmp(h.magic, XOM_STORE_MAGIC, 8) ? (long)h.nplans : -1;
 }
 
-/* The plan cache folder, as the runtime chooses it (xom_cache_dir). */
-static void check_cache(const struct xom_opts *o)
+/* Whether every directory from / down to dir is root's and writable by
+ * nobody else (the runtime's test for the system store). */
+static int root_path(const char *dir)
 {
-	char dir[PATH_MAX];
+	char p[PATH_MAX];
 	struct stat st;
 
-	switch (xom_cache_dir(o, dir, sizeof dir)) {
-	case XOM_CACHE_OFF:
-		check_line(-1, "cache", NULL, "off (cache=off in XOM_OPTIONS): every object is scanned at every start");
-		return;
-	case XOM_CACHE_NONE:
-		check_line(-1, "cache", NULL, "none: neither XDG_CACHE_HOME nor HOME is an absolute path; every start rescans");
-		return;
+	snprintf(p, sizeof p, "%s", dir);
+	for (char *s = p + strlen(p); s > p; ) {
+		if (lstat(p, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0
+		    || (st.st_mode & 022))
+			return 0;
+		while (s > p && *s != '/')
+			s--;
+		*s = 0;
 	}
+	return 1;
+}
+
+/* Whether this user could create dir (mkdir -p) or write into it. */
+static int can_write(const char *dir)
+{
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof p, "%s", dir);
+	for (;;) {
+		if (access(p, F_OK) == 0)
+			return access(p, W_OK | X_OK) == 0;
+		char *slash = strrchr(p, '/');
+		if (!slash || slash == p)
+			return access("/", W_OK | X_OK) == 0;
+		*slash = 0;
+	}
+}
+
+/* What the runtime makes of one store directory: 1 usable, 0 not there
+ * yet, -1 unusable, with the reason in why. */
+static int store_state(const char *dir, int system, char *why, size_t cap)
+{
+	struct stat st;
+
 	if (lstat(dir, &st) != 0) {
-		int e = errno;
-		check_line(e == ENOENT ? 1 : -1, "cache", NULL, "%s: %s", dir,
-		           e == ENOENT ? "not there yet (the first run creates it, mode 0700)"
-		                       : strerror(e));
+		snprintf(why, cap, "%s", errno == ENOENT ? "not there" : strerror(errno));
+		return errno == ENOENT ? 0 : -1;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return snprintf(why, cap, "not a directory"), -1;
+	if (system && !root_path(dir))
+		return snprintf(why, cap, "ignored: it or a directory above it is not root's alone"), -1;
+	if (!system && st.st_uid != geteuid())
+		return snprintf(why, cap, "not used: its owner is uid %u, not you",
+		                (unsigned)st.st_uid), -1;
+	long n = count_plans(dir);
+	int w = snprintf(why, cap, "%ld plan%s", n < 0 ? 0 : n, n == 1 ? "" : "s");
+	if (!system && (st.st_mode & 077)) {
+		snprintf(why + w, cap - (size_t)w, ", read but not written: mode %04o (plans are written only to a folder of mode 0700)",
+		         (unsigned)(st.st_mode & 07777));
+		return 2;
+	}
+	return 1;
+}
+
+/*
+ * The plan stores, as the runtime lists them (xom_store_dirs): the system
+ * store it reads first, the user's cache it reads and writes, and the
+ * private folder that plans go to when the cache cannot be written.
+ */
+static void check_stores(const struct xom_opts *o)
+{
+	struct xom_dirs d;
+	char sys[PATH_MAX], user[PATH_MAX], fb[PATH_MAX], why[PATH_MAX + 64];
+
+	xom_store_dirs(o, 0, geteuid(), &d);
+	const char *sd = xom_dir_path(&d, XOM_STORE_SYSTEM, sys, sizeof sys);
+	const char *ud = xom_dir_path(&d, XOM_STORE_USER, user, sizeof user);
+	const char *fd = xom_dir_path(&d, XOM_STORE_FALLBACK, fb, sizeof fb);
+
+	if (!sd) {
+		check_line(-1, "store", NULL, "off (store=off): no system plan store");
+	} else {
+		int st = store_state(sd, 1, why, sizeof why);
+		check_line(st > 0 ? 1 : -1, "store", NULL, "%s: %s%s", sd,
+		           st == 0 ? "not built" : why,
+		           st == 0 ? " (root: xom cache build --system)" : "");
+	}
+	int cache = xom_cache_dir(o, user, sizeof user);
+	if (cache == XOM_CACHE_OFF) {
+		check_line(-1, "cache", NULL, "off (cache=off): objects that no store has are scanned at every start");
 		return;
 	}
-	if (!S_ISDIR(st.st_mode)) {
-		check_line(-1, "cache", NULL, "%s: not a directory, so plans cannot be cached", dir);
+	if (!ud) {
+		check_line(-1, "cache", NULL, "none: neither XDG_CACHE_HOME nor HOME is an absolute path%s%s",
+		           fd ? "; plans go to " : "; every start rescans", fd ? fd : "");
 		return;
 	}
-	unsigned entries = count_entries(dir);
-	int mine = st.st_uid == geteuid();
-	int mode_ok = (st.st_mode & 07777) == 0700;
-	check_line(mine && mode_ok ? 1 : -1, "cache", NULL,
-	           "%s: owner uid %u%s, mode %04o%s, %u entr%s%s", dir,
-	           (unsigned)st.st_uid, mine ? " (you)" : " (NOT you)",
-	           (unsigned)(st.st_mode & 07777), mode_ok ? "" : " (should be 0700)",
-	           entries, entries == 1 ? "y" : "ies",
-	           mine && mode_ok ? "" : "; the runtime will not trust it");
+	int st = store_state(ud, 0, why, sizeof why);
+	if ((st == 0 || st == 1) && can_write(ud)) {
+		check_line(1, "cache", NULL, "%s: %s", ud,
+		           st == 0 ? "not there yet (the first cold start creates it, mode 0700)" : why);
+		return;
+	}
+	check_line(-1, "cache", NULL, "%s: %s; new plans go to %s instead", ud,
+	           st < 0 || st == 2 ? why : st == 1 ? "cannot be written" : "cannot be created",
+	           fd ? fd : "(nowhere: every start rescans)");
+	if (fd) {
+		int fs = store_state(fd, 0, why, sizeof why);
+		check_line(fs >= 0 ? 1 : -1, "fallback", NULL, "%s: %s", fd,
+		           fs == 0 ? "not there yet" : why);
+	}
 }
 
 /* ---- the XOM_OPTIONS values in force ------------------------------------ */
@@ -198,12 +276,14 @@ static const char *value_LIST(const struct xom_opts *o, const char *list,
 	return value_PATH(o, list, values, buf, len);
 }
 
-/* The one DIR_OFF key is the cache, whose default depends on the
- * environment: show where it is. */
+/* A DIR_OFF key: the cache, whose default depends on the environment
+ * (show where it is), or the system store. */
 static const char *value_DIR_OFF(const struct xom_opts *o, const char *dir,
                                  const char *values, char *buf, size_t len)
 {
-	(void)dir; (void)values;
+	(void)values;
+	if (dir != o->cache)
+		return dir ? dir : "off";
 	switch (xom_cache_dir(o, buf, len)) {
 	case XOM_CACHE_OFF: return "off";
 	case XOM_CACHE_NONE: return "(none: no absolute XDG_CACHE_HOME or HOME)";
@@ -278,7 +358,7 @@ int cmd_check(int argc, char **argv)
 	check_keys();
 	check_files();
 	int valid = check_options(&o, buf, sizeof buf);
-	check_cache(&o);
+	check_stores(&o);
 	if (valid)
 		show_options(&o, getenv("XOM_OPTIONS"));
 	if (!failure)

@@ -403,9 +403,11 @@ test_check_options() {
 
 test_check_cache() {
 	mkdir -m 755 "$tmp/c" "$tmp/c/xom" && touch "$tmp/c/xom/a" "$tmp/c/xom/b"
-	XDG_CACHE_HOME=$tmp/c "$xom" check >"$tmp/out" 2>&1
-	has "$tmp/out" "$tmp/c/xom: owner uid $(id -u) (you), mode 0755 (should be 0700), 2 entries" ||
+	XDG_RUNTIME_DIR=$tmp/run XDG_CACHE_HOME=$tmp/c "$xom" check >"$tmp/out" 2>&1
+	has "$tmp/out" "$tmp/c/xom: 0 plans, read but not written: mode 0755 (plans are written only to a folder of mode 0700); new plans go to $tmp/run/xom instead" ||
 		{ t_fail check-cache "$(grep cache "$tmp/out")"; return; }
+	grep -q "^store .*/var/cache/xom: " "$tmp/out" ||
+		{ t_fail check-cache "no system store line: $(grep store "$tmp/out")"; return; }
 	# The runtime's rule: the last cache= wins; a relative XDG_CACHE_HOME
 	# does not count.
 	XOM_OPTIONS=cache=$tmp/one:cache=$tmp/two "$xom" check >"$tmp/out" 2>&1
@@ -416,6 +418,35 @@ test_check_cache() {
 		{ t_fail check-cache "relative XDG_CACHE_HOME: $(grep cache "$tmp/out")"; return; }
 	XOM_OPTIONS=cache=off "$xom" check >"$tmp/out" 2>&1
 	has "$tmp/out" "cache=off" && t_pass check-cache || t_fail check-cache "$(grep cache "$tmp/out")"
+}
+
+# As another user whose cache cannot be created: xom check names the
+# folder the plans will go to, and the runtime puts them there and says so
+# once (the next start finds them and stays quiet).
+test_check_fallback() {
+	local d u="setpriv --reuid=65534 --regid=65534 --clear-groups"
+	if [ "$(id -u)" != 0 ]; then t_skip check-fallback "needs root to run as another user"; return; fi
+	d=$(mktemp -d /tmp/xom-fb.XXXXXX) && chmod 755 "$d" && mkdir -m 755 "$d/home" &&
+		mkdir -m 700 "$d/run" && chown 65534:65534 "$d/run" || { t_fail check-fallback "setup"; return; }
+	$u env -i PATH=/usr/bin:/bin HOME=$d/home XDG_RUNTIME_DIR=$d/run "$xom" check >"$tmp/out" 2>&1
+	local said
+	said=$(grep "^cache " "$tmp/out")
+	case $said in
+	*"$d/home/.cache/xom: cannot be created; new plans go to $d/run/xom instead") ;;
+	*) t_fail check-fallback "xom check: $said"; rm -rf "$d"; return ;;
+	esac
+	local i
+	for i in 1 2; do
+		$u env -i PATH=/usr/bin:/bin HOME=$d/home XDG_RUNTIME_DIR=$d/run XOM_OPTIONS=backend=none:store=off \
+			LD_PRELOAD=$B/libxom.so /bin/true 2>"$tmp/rt$i"
+	done
+	if [ -s "$d/run/xom/plans" ] && [ ! -e "$d/home/.cache/xom" ] &&
+		[ "$(grep -c "keeping them in $d/run/xom" "$tmp/rt1")" = 1 ] && [ ! -s "$tmp/rt2" ]; then
+		t_pass check-fallback
+	else
+		t_fail check-fallback "fallback $(ls "$d/run/xom" 2>&1 | tr '\n' ' '); first run: $(cat "$tmp/rt1"); second: $(cat "$tmp/rt2")"
+	fi
+	rm -rf "$d"
 }
 
 test_status() {
@@ -526,7 +557,7 @@ for t in test_help test_usage test_run_options test_run_static test_run_setuid \
 	test_run_notfound test_run_script test_run_script_plain test_run_script_interp \
 	test_run_status test_run_signal test_run_forward test_run_fate test_run_pdeathsig \
 	test_run_stop test_run_tty test_run_env test_run_nopku test_scan test_check \
-	test_check_values test_check_options test_check_cache test_status \
+	test_check_values test_check_options test_check_cache test_check_fallback test_status \
 	test_status_gone test_status_count test_install test_man \
 	test_demo_unprotected test_demo_protected; do
 	$t
