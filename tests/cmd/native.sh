@@ -534,6 +534,19 @@ test_man() {
 	t_pass man
 }
 
+# README.md's table of XOM_OPTIONS has a row for every key of options.def,
+# and no row for a key that is not there.
+test_readme_keys() {
+	local k rows
+	for k in $(option_keys | sed 's/=.*//'); do
+		grep -q "^| \`$k\` |" README.md || { t_fail readme-keys "README.md has no row for $k"; return; }
+	done
+	rows=$(sed -n '/^### XOM_OPTIONS/,/^## /p' README.md | grep -c '^| `')
+	[ "$rows" = "$(grep -c '^XOM_OPT(' loader/options.def)" ] ||
+		{ t_fail readme-keys "$rows rows in README.md's table"; return; }
+	t_pass readme-keys
+}
+
 # ---- the demo ----------------------------------------------------------------
 
 test_demo_unprotected() {
@@ -558,7 +571,7 @@ for t in test_help test_usage test_run_options test_run_static test_run_setuid \
 	test_run_status test_run_signal test_run_forward test_run_fate test_run_pdeathsig \
 	test_run_stop test_run_tty test_run_env test_run_nopku test_scan test_check \
 	test_check_values test_check_options test_check_cache test_check_fallback test_status \
-	test_status_gone test_status_count test_install test_man \
+	test_status_gone test_status_count test_install test_man test_readme_keys \
 	test_demo_unprotected test_demo_protected; do
 	$t
 done
