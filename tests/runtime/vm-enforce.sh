@@ -156,6 +156,10 @@ faults)
 	t_check pkey-free-raw-said '[ $rc = 0 ] && grep -q "protection key [0-9]* no longer denies reads" $W/err' "rc $rc: $(cat $W/out) $(err)"
 	door preload "" "$T" vmreadv
 	t_check process-vm-readv-self '[ $rc = 1 ] && grep -q failed $W/out' "rc $rc: $(cat $W/out): process_vm_readv read protected code"
+	# The README's stated limit: /proc/self/mem reads code that is
+	# execute-only at that very moment.
+	door preload "" "$T" procmem
+	t_check proc-self-mem-limit '[ $rc = 0 ] && grep -q "^read [0-9a-f]*, execute-only 1$" $W/out' "rc $rc: $(cat $W/out) $(err)"
 	;;
 real)
 	known_dir

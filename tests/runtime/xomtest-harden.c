@@ -283,6 +283,23 @@ static int m_vmreadv(int argc, char **argv)
 	return n == 1 ? 0 : 1;
 }
 
+/* procmem: reads its own code through /proc/self/mem, which the kernel
+ * serves without protection keys: prints what happened. */
+static int m_procmem(int argc, char **argv)
+{
+	unsigned char c;
+	const void *p = (const void *)(uintptr_t)(const void *)self_fn;
+
+	(void)argc, (void)argv;
+	int fd = open("/proc/self/mem", O_RDONLY);
+	ssize_t n = fd < 0 ? -1 : pread(fd, &c, 1, (off_t)(uintptr_t)p);
+	if (fd >= 0)
+		close(fd);
+	printf(n == 1 ? "read %02x, execute-only %d\n" : "failed, execute-only %d\n",
+	       n == 1 ? c : is_xom(p), is_xom(p));
+	return n == 1 ? 0 : 1;
+}
+
 /* maxmaps N: maps N more single pages that cannot merge (alternating
  * protections): PASS when every one succeeds. */
 static int m_maxmaps(int argc, char **argv)
@@ -409,6 +426,7 @@ const struct mode harden_modes[] = {
 	{ "pkey-free", "", "free xom's key, allow all keys, read own code", m_pkey_free },
 	{ "pkey-free-raw", "[LIB]", "the same with raw system calls, then dlopen LIB", m_pkey_free_raw },
 	{ "vmreadv", "", "process_vm_readv of own code", m_vmreadv },
+	{ "procmem", "", "/proc/self/mem read of own code", m_procmem },
 	{ "maxmaps", "N", "map N more pages", m_maxmaps },
 	{ "unprotect-code", "", "pkey_mprotect own code back to readable, read it", m_unprotect_code },
 	{ "tamper", "INDEX", "make a store's plans disagree with the files", m_tamper },
