@@ -129,25 +129,6 @@ static long count_plans(const char *dir)
 	return got == sizeof h && !memcmp(h.magic, XOM_STORE_MAGIC, 8) ? (long)h.nplans : -1;
 }
 
-/* Whether every directory from / down to dir is root's and writable by
- * nobody else (the runtime's test for the system store). */
-static int root_path(const char *dir)
-{
-	char p[PATH_MAX];
-	struct stat st;
-
-	snprintf(p, sizeof p, "%s", dir);
-	for (char *s = p + strlen(p); s > p; ) {
-		if (lstat(p, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0
-		    || (st.st_mode & 022))
-			return 0;
-		while (s > p && *s != '/')
-			s--;
-		*s = 0;
-	}
-	return 1;
-}
-
 /* Whether this user could create dir (mkdir -p) or write into it. */
 static int can_write(const char *dir)
 {
@@ -176,7 +157,7 @@ static int store_state(const char *dir, int system, char *why, size_t cap)
 	}
 	if (!S_ISDIR(st.st_mode))
 		return snprintf(why, cap, "not a directory"), -1;
-	if (system && !root_path(dir))
+	if (system && !xom_store_dir_shared(dir, lstat))
 		return snprintf(why, cap, "ignored: it or a directory above it is not root's alone"), -1;
 	if (!system && st.st_uid != geteuid())
 		return snprintf(why, cap, "not used: its owner is uid %u, not you",

@@ -5,9 +5,10 @@
 
 ALL += $(B)/xom $(B)/xom.1
 
-# The command reads XOM_OPTIONS with the runtime's own parser.
+# The command reads XOM_OPTIONS with the runtime's own parser, and the
+# plan stores with the plan format's own checks.
 CMD_OBJ := $(addprefix $(B)/cmd/,xom.o run.o prog.o check.o status.o scan.o) \
-	$(B)/loader/options.o
+	$(B)/loader/options.o $(PLAN_FORMAT_OBJ)
 $(B)/xom: $(CMD_OBJ)
 	$(CC) -o $@ $^ $(XLDFLAGS)
 

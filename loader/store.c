@@ -15,23 +15,9 @@
 #include "loader.h"
 #include "sys.h"
 
-/* Whether every directory from / down to dir is root's and writable by
- * nobody else, as a store that every user trusts must be. */
-static int root_path(const char *dir)
+static int sys_lstat(const char *path, struct stat *st)
 {
-	char p[XOM_PATH_MAX];
-	struct stat st;
-
-	xom_copy_str(p, sizeof(p), dir);
-	for (char *s = p + strlen(p); s > p; ) {
-		if (x_lstat(p, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0
-		    || (st.st_mode & 022))
-			return 0;
-		while (s > p && *s != '/')
-			s--;
-		*s = 0;
-	}
-	return 1;
+	return x_lstat(path, st) == 0 ? 0 : -1;
 }
 
 /* Maps store i's index when it can be trusted; 0, or -1 with nothing
@@ -67,9 +53,9 @@ static int map_store(struct xom_store *s, int i)
 	                                 MAP_PRIVATE, (int)fd, 0)))
 		why = "cannot be mapped", p = NULL;
 	x_close((int)fd);
-	path[n] = 0;            /* the directory again, for root_path */
+	path[n] = 0;            /* the directory again */
 	if (!why && xom_store_check_head(p, (size_t)st.st_size, &why) == 0
-	    && (!system || root_path(path))) {
+	    && (!system || xom_store_dir_shared(path, sys_lstat))) {
 		s->map = p;
 		s->len = (size_t)st.st_size;
 		return 0;

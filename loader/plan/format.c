@@ -5,6 +5,7 @@
  * allocation, no locks, no stdio.
  */
 #include <string.h>
+#include <sys/stat.h>
 
 #include "xom_plan.h"
 
@@ -180,6 +181,27 @@ int xom_store_check_head(const void *buf, size_t len, const char **why)
 	if ((uint64_t)h->nslots * sizeof(struct xom_store_slot) > len - sizeof(*h))
 		return *why = "slot table past the end", -1;
 	return 0;
+}
+
+int xom_store_dir_shared(const char *dir,
+                         int (*lstat_fn)(const char *, struct stat *))
+{
+	char p[4096];
+	struct stat st;
+	size_t n = strlen(dir);
+
+	if (n >= sizeof(p))
+		return 0;
+	memcpy(p, dir, n + 1);
+	for (char *s = p + n; s > p; ) {
+		if (lstat_fn(p, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0
+		    || (st.st_mode & 022))
+			return 0;
+		while (s > p && *s != '/')
+			s--;
+		*s = 0;
+	}
+	return 1;
 }
 
 void xom_store_seal_head(struct xom_store_head *h)

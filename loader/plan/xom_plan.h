@@ -158,6 +158,12 @@ struct xom_store_slot { uint64_t hash; uint32_t off, len; };   /* len 0: empty *
 
 uint64_t xom_key_hash(const struct xom_plan_key *k);
 int xom_store_check_head(const void *buf, size_t len, const char **why);
+/* 1 when every directory from / down to dir is root's and writable by
+ * nobody else, as a store that every user trusts must be.  lstat_fn is
+ * lstat (the runtime passes its own system call). */
+struct stat;
+int xom_store_dir_shared(const char *dir,
+                         int (*lstat_fn)(const char *, struct stat *));
 void xom_store_seal_head(struct xom_store_head *h);
 /* The plan for k in a checked index of len bytes, or NULL. */
 const struct xom_plan_head *xom_store_find(const void *index, size_t len,
