@@ -78,6 +78,25 @@ t_check notice-done-still-refuses '[ $rc = 126 ] && grep -q "^xom: refusing to r
 run "mode=off" /bin/true
 t_check mode-off-silent '[ $rc = 0 ] && [ ! -s $W/err ]' "rc $rc, stderr '$(err)'"
 
+# ---- a long cold scan is announced on a terminal, and only there ---------
+# python3.11 and its libraries hold more than 4 MB of code.
+if command -v script >/dev/null && [ -x /usr/bin/python3.11 ]; then
+	tty_run() { # tty_run CACHE OPTIONS: python3 on a pseudo-terminal
+		XDG_CACHE_HOME=$1 XOM_OPTIONS=$BASE:backend=none${2:+:$2} \
+			script -qec "LD_PRELOAD=$P exec /usr/bin/python3.11 -S -c pass" /dev/null >"$W/out" 2>&1 </dev/null
+	}
+	tty_run "$W/tty1" ""
+	t_check cold-scan-said-on-tty 'grep -Eq "^xom: scanning [0-9]+ objects \([0-9]+ MB of code\) for the first time\.\.\." $W/out' "$(head -c 400 $W/out)"
+	tty_run "$W/tty1" ""
+	t_check warm-start-silent-on-tty '! grep -q "scanning" $W/out' "$(head -c 400 $W/out)"
+	tty_run "$W/tty2" notice=done
+	t_check cold-scan-quiet-when-done '! grep -q "scanning" $W/out' "$(head -c 400 $W/out)"
+	XDG_CACHE_HOME=$W/tty3 XOM_OPTIONS=$BASE:backend=none LD_PRELOAD=$P /usr/bin/python3.11 -S -c pass >"$W/out" 2>&1
+	t_check cold-scan-quiet-off-tty '! grep -q "scanning" $W/out' "$(head -c 400 $W/out)"
+else
+	t_skip cold-scan-said-on-tty "needs script(1) and /usr/bin/python3.11"
+fi
+
 # ---- backend=none: the whole path, no protection calls ----------------------
 run "backend=none:verbose=1" /bin/echo hi
 t_check stdout-clean '[ "$(cat $W/out)" = hi ]' "stdout '$(cat $W/out)'"
