@@ -58,10 +58,13 @@ static void *kernel_handler(void)
 }
 
 /* handler: sigaction and signal set the program's handler, which gets its
- * faults, and sigaction reports it. */
+ * faults, and sigaction reports it; xom's handler stays the kernel's (in
+ * both doors: a plain sigaction that replaced it would end enforcement
+ * reports and let the program's handler see xom's faults). */
 static int m_handler(int argc, char **argv)
 {
 	struct sigaction sa, cur;
+	void *before = kernel_handler();
 
 	(void)argc, (void)argv;
 	test_name = "own-handler";
@@ -69,11 +72,15 @@ static int m_handler(int argc, char **argv)
 	sa.sa_sigaction = own_handler;
 	sa.sa_flags = SA_SIGINFO;
 	sigaction(SIGSEGV, &sa, NULL);
+	CHECK(kernel_handler() == before,
+	      "sigaction replaced the kernel's handler %p with %p", before, kernel_handler());
 	CHECK(fault_at(16), "no fault");
 	CHECK(fault_addr == (void *)16, "si_addr %p", (void *)fault_addr);
 	sigaction(SIGSEGV, NULL, &cur);
 	CHECK(cur.sa_sigaction == own_handler, "sigaction does not report the handler");
 	signal(SIGSEGV, plain_handler);
+	CHECK(kernel_handler() == before,
+	      "signal replaced the kernel's handler %p with %p", before, kernel_handler());
 	CHECK(fault_at(32), "no fault after signal()");
 	PASS("");
 }
