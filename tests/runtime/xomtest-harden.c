@@ -208,12 +208,21 @@ static void on_alarm(int sig)
 	siglongjmp(jump, 1);
 }
 
+static void *dlopen_result(void *arg)
+{
+	return dlopen(arg, RTLD_NOW);
+}
+
 /* jump-scan LIB1 LIB2: a signal handler that longjmps is due while
- * dlopen(LIB1) scans; afterwards dlopen(LIB2) still works. */
+ * dlopen(LIB1) scans; afterwards dlopen(LIB2) still works, first in another
+ * thread (a lock left held by this thread would let only this thread in),
+ * then in this one. */
 static int m_jump_scan(int argc, char **argv)
 {
 	struct itimerval it = { { 0, 0 }, { 0, 2000 } };
 	volatile int jumps = 0;
+	pthread_t t;
+	void *h2 = NULL;
 
 	test_name = "longjmp-during-scan";
 	CHECK(argc > 2, "usage: jump-scan LIB1 LIB2");
@@ -230,6 +239,9 @@ static int m_jump_scan(int argc, char **argv)
 	}
 	signal(SIGALRM, SIG_DFL);
 	alarm(60);
+	CHECK(pthread_create(&t, NULL, dlopen_result, argv[2]) == 0, "pthread_create");
+	CHECK(pthread_join(t, &h2) == 0 && h2, "another thread's dlopen after the jumps: %s",
+	      dlerror());
 	CHECK(dlopen(argv[2], RTLD_NOW), "dlopen after the jumps: %s", dlerror());
 	PASS("(%d jumps)", jumps);
 }
