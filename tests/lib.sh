@@ -14,7 +14,12 @@
 t_npass=0 t_nfail=0 t_nskip=0
 
 t_pass() { t_npass=$((t_npass + 1)); echo "PASS $1"; }
-t_fail() { t_nfail=$((t_nfail + 1)); echo "FAIL $1: ${2:-failed}"; }
+# A detail of several lines is folded into one, so that no line of it can
+# read as a result of its own.
+t_fail() {
+	t_nfail=$((t_nfail + 1))
+	echo "FAIL $1: $(printf '%s' "${2:-failed}" | tr '\n' '|')"
+}
 t_skip() {
 	[ -n "${2:-}" ] || { t_fail "$1" "skipped without a reason"; return; }
 	t_nskip=$((t_nskip + 1)); echo "SKIP $1: $2"
