@@ -262,6 +262,14 @@ S1=$W/swap/libswap.so
 mkdir -p "$W/swap"; cp "$B/tests/runtime/libswap1.so" "$S1"; cp "$B/tests/runtime/libswap2.so" "$W/swap/two.so"
 XOM_SWAP_FROM=$W/swap/two.so XOM_SWAP_TO=$S1 run "backend=none:verbose=1" "$T" maps "$S1"
 t_check renamed-during-dlopen 'grep -q "$S1: the file on disk is not the one mapped; left unprotected" $W/err' "$(err)"
+# Removed before xom can stat it: left unprotected with one line, and
+# under require=1 the dlopen fails instead.
+cp "$B/tests/runtime/libswap1.so" "$S1"
+XOM_SWAP_UNLINK=$S1 run "backend=none" "$T" maps "$S1"
+t_check unstattable-said 'grep -q "$S1: cannot stat the file (no such file, errno 2); left unprotected" $W/err' "$(err)"
+cp "$B/tests/runtime/libswap1.so" "$S1"
+XOM_SWAP_UNLINK=$S1 run "backend=none:require=1" "$T" maps "$S1"
+t_check require-unstattable-refused '[ $rc != 0 ] && grep -q "dlopen $S1: .*require=1" $W/out' "rc $rc: $(cat $W/out) $(err)"
 # Rewritten in place, size and time kept: a new identity all the same.
 cp "$B/tests/runtime/libswap1.so" "$S1"; touch -d @1000000000 "$S1"
 run "backend=none:verbose=1" "$T" maps "$S1"

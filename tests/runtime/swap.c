@@ -4,8 +4,10 @@
  * such a file by its identity, and must notice when the file it stats is
  * no longer the one mapped: with XOM_SWAP_FROM and XOM_SWAP_TO set, the
  * constructor renames one over the other, between the dynamic linker's
- * mapping and xom's look at the file.
+ * mapping and xom's look at the file; with XOM_SWAP_UNLINK, it removes
+ * that file, so that xom cannot even stat it.
  */
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -21,4 +23,6 @@ __attribute__((constructor)) static void swap_files(void)
 
 	if (from && to)
 		rename(from, to);
+	if ((from = getenv("XOM_SWAP_UNLINK")))
+		unlink(from);
 }
