@@ -113,6 +113,12 @@ static int load_phdrs(struct scan *s, Elf *e)
 		if (__builtin_add_overflow(ph.p_vaddr, ph.p_memsz, &end))
 			return scan_fail(s, XOM_SCAN_EMALFORMED,
 			                 "malformed: segment %zu wraps the address space", i);
+		/* Mapped, it would end past the last page boundary: no kernel
+		 * maps it, and its page-aligned end does not fit 64 bits. */
+		if (end > (UINT64_MAX & ~(uint64_t)(XOM_PAGE_SIZE - 1)))
+			return scan_fail(s, XOM_SCAN_EMALFORMED,
+			                 "malformed: segment %zu reaches the last page of the address space",
+			                 i);
 		if (ph.p_filesz > ph.p_memsz)
 			return scan_fail(s, XOM_SCAN_EMALFORMED,
 			                 "malformed: segment %zu file size exceeds memory size", i);

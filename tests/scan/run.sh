@@ -584,7 +584,7 @@ run_corpus() {
 t_malformed() {
 	run_corpus headers "$W/tables.so"
 	run_corpus ehframe "$W/tables-strip.so"
-	run_corpus sectionless "$W/tables-nosep.so"
+	run_corpus nosep "$W/tables-nosep.so"
 }
 
 # Random corruptions: only "no crash, no hang, no runaway memory" is asked.
