@@ -7,7 +7,9 @@
  *                  relocation targets, code entries, the build-id;
  *   ehframe_parse  function starts and extents from .eh_frame;
  *   disasm_code    decodes the code; references, call targets, the
- *                  instruction-start bitmap;
+ *                  instruction-start bitmap, code addresses loaded into
+ *                  registers;
+ *   flow_resolve   follows those registers: table, code or neither;
  *   classify_map   marks non-code bytes as data; data ranges, pages and
  *                  readable runs;
  *   gadgets_find   WRPKRU/XRSTOR byte sequences.
@@ -60,6 +62,8 @@ static void scan_free(struct scan *s)
 	vec_free(&s->funcs);
 	vec_free(&s->refs);
 	vec_free(&s->calls);
+	vec_free(&s->regions);
+	vec_free(&s->cands);
 	vec_free(&s->syms);
 	vec_free(&s->names);
 	free(s->starts);
@@ -78,6 +82,8 @@ EXPORT int xom_scan_mem(const void *buf, size_t len, struct xom_map **out,
 		.funcs = { .size = sizeof(struct xom_range) },
 		.refs = { .size = sizeof(struct ref) },
 		.calls = { .size = sizeof(uint64_t) },
+		.regions = { .size = sizeof(struct region) },
+		.cands = { .size = sizeof(struct cand) },
 		.syms = { .size = sizeof(struct xom_sym) },
 		.names = { .size = 1 },
 	};
@@ -93,7 +99,7 @@ EXPORT int xom_scan_mem(const void *buf, size_t len, struct xom_map **out,
 	if ((rc = elf_load(&s)) || (rc = ehframe_parse(&s)))
 		goto out;
 	index_code(&s);
-	if ((rc = disasm_code(&s)))
+	if ((rc = disasm_code(&s)) || (rc = flow_resolve(&s)))
 		goto out;
 	vec_sort_u64(&s.calls);         /* classify.c searches them */
 	if ((rc = classify_map(&s, m)) || (rc = gadgets_find(&s, m)))

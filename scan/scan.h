@@ -8,12 +8,18 @@
  *               relocation targets, code entries, the build-id;
  *   ehframe.c   function starts and extents from .eh_frame;
  *   disasm.c    decodes the code: references, call targets, the
- *               instruction-start bitmap;
+ *               instruction-start bitmap, and the code addresses that
+ *               instructions load into registers;
+ *   flow.c      follows each of those registers through the code to tell
+ *               a table from a code pointer from the base of a read
+ *               elsewhere;
  *   classify.c  marks non-code bytes as data and turns every reference into
  *               data ranges, pages and readable runs;
  *   gadgets.c   WRPKRU/XRSTOR byte sequences.
- * util.c holds what more than one stage needs.  A stage calls util.c and
- * nothing else of the scanner: never another stage, least of all a later one.
+ * util.c holds what more than one stage needs, and x86.c (x86.h) the x86
+ * decoding helpers that disasm.c and flow.c share.  A stage calls those
+ * two and nothing else of the scanner: never another stage, least of all a
+ * later one.
  */
 #ifndef XOM_SCAN_SCAN_H
 #define XOM_SCAN_SCAN_H
@@ -48,6 +54,19 @@ struct section {
 struct span {                   /* an allocated section with contents */
 	uint64_t start, end;
 	bool exec;
+};
+
+struct region {                 /* code to decode: part of an exec section */
+	uint64_t addr, size, offset;
+};
+
+/* A code address that an instruction loads into a register (a RIP-relative
+ * lea, or a mov of an immediate in a non-PIE file).  disasm.c lists them;
+ * flow.c decides what each one is. */
+struct cand {
+	uint64_t at, target;
+	uint32_t region;        /* index into regions */
+	uint8_t reason;         /* XOM_R_TABLE or XOM_R_ABSOLUTE, if data */
 };
 
 struct ref {                    /* a reference found in code or data */
@@ -85,7 +104,10 @@ struct scan {
 	struct vec refs;        /* struct ref */
 
 	/* disasm.c */
-	struct vec calls;       /* uint64_t: direct call targets */
+	struct vec regions;     /* struct region: what the sweep decoded */
+	struct vec cands;       /* struct cand: in the order of the sweep */
+	struct vec calls;       /* uint64_t: direct call targets, and code
+	                           that flow.c finds */
 	uint8_t *starts;        /* one bit per exec byte: an instruction starts here */
 	uint64_t code_bytes;
 };
@@ -142,6 +164,7 @@ bool scan_is_start(const struct scan *s, uint64_t vaddr);
 int elf_load(struct scan *s);
 int ehframe_parse(struct scan *s);
 int disasm_code(struct scan *s);
+int flow_resolve(struct scan *s);
 int classify_map(struct scan *s, struct xom_map *m);
 int gadgets_find(struct scan *s, struct xom_map *m);
 
