@@ -147,9 +147,10 @@ build tables.so -shared -nostdlib -Wl,-z,separate-code "$S/tables.S" || built=0
 build tables-nosep.so -shared -nostdlib -Wl,-z,noseparate-code "$S/tables.S" || built=0
 build absolute -no-pie -nostdlib -Wl,-z,separate-code "$S/absolute.S" || built=0
 build textrel.so -shared -nostdlib -Wl,-z,notext "$S/textrel.S" || built=0
+build flow.so -shared -nostdlib -Wl,-z,separate-code "$S/flow.S" || built=0
 build gadgets.so -shared -nostdlib -Wl,-z,separate-code "$S/gadgets.S" || built=0
 build gadgets-nosep.so -shared -nostdlib -Wl,-z,noseparate-code "$S/gadgets.S" || built=0
-for f in tables.so tables-nosep.so absolute gadgets.so; do
+for f in tables.so tables-nosep.so absolute gadgets.so flow.so; do
 	strip --strip-all -o "$W/${f%.so}-strip${f#"${f%.so}"}" "$W/$f" || built=0
 done
 # A malformed file (a valid identification, the header cut short) and one
@@ -357,6 +358,57 @@ t_tables() {
 		check_nosep_extra tables-nosep-strip.so "$W/tables-nosep-strip.so" "$W/tables-nosep.so"
 	[ -s "$W/tables-nosep.so.out" ] && [ -s "$W/tables-nosep-strip.so.out" ] &&
 		same_readable tables-nosep-strip.so "$W/tables-nosep.so.out" "$W/tables-nosep-strip.so.out"
+}
+
+# --- code addresses in registers: what the uses say ---------------------------
+
+# "FUNCTION PAGES WANT [REASON]" for flow.S, as for tables.S.
+FLOW_EXPECT='
+store_fp 0 xom
+store_fp 1 xom
+cont 0 xom
+cont 1 xom
+pic_base 0 xom
+pic_base 1 xom
+jt_ro 0 xom
+jt_ro 1 xom
+pick_fn 0 xom
+pick_fn 1 xom
+to_memcpy 0 xom
+to_memcpy 1 readable table
+two_regs 0 xom
+two_regs 1 readable table
+scaled8 0 xom
+scaled8 1 readable table
+nocfi 0 xom
+nocfi 1 readable table
+store_tab 0 xom
+store_tab 1 readable table
+spill 0 xom
+spill 1 readable table
+helper 0 xom
+helper 1 readable table
+pad_last 0 xom
+'
+
+check_flow() {
+	local tag=$1 file=$2 json fn n want reason base
+	map_of "$tag" "$file" || return
+	json=$W/$tag.out
+	while read -r fn n want reason; do
+		[ -n "$fn" ] || continue
+		base=$(sym "$W/flow.so" "$fn")
+		if [ -z "$base" ]; then
+			fail "$tag: $fn" "no symbol $fn in flow.so"
+			continue
+		fi
+		expect_page "$tag: $fn+${n}p" "$json" $((base + n * PAGE)) "$want" "$reason"
+	done <<<"$FLOW_EXPECT"
+}
+
+t_flow() {
+	check_flow flow.so "$W/flow.so"
+	check_flow flow-strip.so "$W/flow-strip.so"
 }
 
 # --- non-PIE absolute addresses, text relocations -----------------------------
@@ -615,6 +667,7 @@ t_exit
 t_multi
 t_modes
 t_tables
+t_flow
 t_absolute
 t_textrel
 t_gadgets
