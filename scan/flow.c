@@ -58,6 +58,7 @@ enum {
 /* Caller-saved registers that carry no value back by the ABI: rcx, rsi,
  * rdi, r8-r11. */
 #define ABI_SCRATCH 0x0fc2
+#define CALLEE_SAVED 0xf028     /* rbx, rbp, r12-r15 */
 
 struct st {
 	uint16_t live, any;     /* hold the address; of those, at unknown offsets */
@@ -255,10 +256,12 @@ static void set_any(struct st *st, unsigned r)
 }
 
 /* dst gets a value unrelated to the address: gone when the write replaces
- * the register, still an address at an unknown offset when it does not. */
-static void overwrite(struct st *st, const struct fin *x)
+ * the register, still an address at an unknown offset when it does not.
+ * Compiled code (with CFI) writes a byte of a register (sete %cl) only when
+ * the rest is dead, so there a partial write ends the address too. */
+static void overwrite(const struct flow *f, struct st *st, const struct fin *x)
 {
-	if (x->dwide)
+	if (x->dwide || f->abi)
 		kill(st, x->dst);
 	else if (tracked(st, x->dst))
 		set_any(st, x->dst);
@@ -317,14 +320,14 @@ static void apply_lea(struct flow *f, const struct fin *x, struct st *st)
 		if (x->target == f->t0 && x->dwide)
 			set_exact(st, x->dst, 0);
 		else
-			overwrite(st, x);
+			overwrite(f, st, x);
 	} else if (bt && !it && exact(st, x->base) && x->index == X86_FAM_NONE &&
 	           x->dwide) {
 		set_exact(st, x->dst, st->off[x->base] + x->disp);
 	} else if (bt || it) {
 		set_any(st, x->dst);
 	} else {
-		overwrite(st, x);
+		overwrite(f, st, x);
 	}
 }
 
@@ -340,7 +343,7 @@ static void apply_op(struct flow *f, const struct fin *x, struct st *st)
 		return;
 	case FO_MOV_RR:
 		if (!tracked(st, x->src))
-			overwrite(st, x);
+			overwrite(f, st, x);
 		else if (x->swide && x->dwide && exact(st, x->src))
 			set_exact(st, x->dst, st->off[x->src]);
 		else
@@ -351,7 +354,7 @@ static void apply_op(struct flow *f, const struct fin *x, struct st *st)
 		    x->target == f->t0 && x->dwide)
 			set_exact(st, x->dst, 0);
 		else
-			overwrite(st, x);
+			overwrite(f, st, x);
 		return;
 	case FO_STORE:
 		/* Spilled to the stack, it may come back in any register. */
@@ -401,8 +404,14 @@ static void apply_op(struct flow *f, const struct fin *x, struct st *st)
 		unknown(f);
 	else
 		for (unsigned r = 0; r < 16; r++)
-			if (x->wr & st->live & bit(r))
-				set_any(st, r);
+			if (x->wr & st->live & bit(r)) {
+				/* Written, not read: replaced in compiled code,
+				 * and in code without CFI perhaps only in part. */
+				if (f->abi)
+					kill(st, r);
+				else
+					set_any(st, r);
+			}
 }
 
 /*
@@ -544,6 +553,64 @@ static void returned(struct flow *f, const struct st *st, bool jump)
 		f->out |= OUT_ESCAPED;
 }
 
+/* Whether a call goes through the PLT, to a function of another object. */
+static bool in_plt(const struct flow *f, uint64_t a)
+{
+	const struct section *sec = f->s->secs.p;
+
+	for (size_t i = 0; i < f->s->secs.n; i++)
+		if (!strncmp(sec[i].name, ".plt", 4) && a >= sec[i].addr &&
+		    a - sec[i].addr < sec[i].size)
+			return true;
+	return false;
+}
+
+/* Whether the PLT entry at a jumps through the GOT slot of a function that
+ * does not return (elf.c lists those): then nothing follows the call. */
+static bool plt_noreturn(struct flow *f, uint64_t a)
+{
+	const struct xom_segment *g = exec_seg_at(f->s, a);
+	const uint8_t *code;
+	size_t left;
+	uint64_t pc = a;
+
+	if (!f->s->noreturn_got.n || !g || a - g->vaddr >= g->filesz)
+		return false;
+	code = f->s->img + g->offset + (a - g->vaddr);
+	left = g->filesz - (a - g->vaddr) < 16 ? (size_t)(g->filesz - (a - g->vaddr)) : 16;
+	/* endbr64 and bnd prefixes may come first; the jump is in the slot. */
+	while (left && cs_disasm_iter(f->h, &code, &left, &pc, f->in)) {
+		const cs_x86 *x = &f->in->detail->x86;
+		if (f->in->id != X86_INS_JMP)
+			continue;
+		return x->op_count == 1 && x->operands[0].type == X86_OP_MEM &&
+		       x->operands[0].mem.base == X86_REG_RIP &&
+		       sorted_has_u64(f->s->noreturn_got.p, f->s->noreturn_got.n,
+		                      pc + (uint64_t)x->operands[0].mem.disp);
+	}
+	return false;
+}
+
+/*
+ * A call to another object's function, which keeps to the ABI: it reads
+ * its arguments (and al, and r10 for nested functions), preserves rbx,
+ * rbp and r12-r15 without reading them, and clobbers the rest.  Only a
+ * call through the PLT is known to be one: a function of this file may be
+ * hand-written with a convention of its own (OpenSSL's AES core takes its
+ * table in r14).
+ */
+static void abi_call(struct flow *f, struct path *p, uint64_t next)
+{
+	if (p->st.live & (uint16_t)~CALLEE_SAVED) {
+		unknown(f);
+		return;
+	}
+	for (unsigned r = 0; r < 16; r++)
+		if (!(CALLEE_SAVED & bit(r)))
+			p->st.cst &= (uint16_t)~bit(r), p->st.cval[r] = 0;
+	go(f, p, next);
+}
+
 /* Where control goes, with the state after the instruction. */
 static void control(struct flow *f, const struct fin *x, struct path *p)
 {
@@ -564,6 +631,11 @@ static void control(struct flow *f, const struct fin *x, struct path *p)
 			unknown(f);
 		return;
 	case FK_CALL:
+		if (in_plt(f, x->target)) {
+			if (!plt_noreturn(f, x->target))
+				abi_call(f, p, next);
+			return;
+		}
 		if (!in_region(f, x->target) || p->depth == MAX_DEPTH) {
 			unknown(f);
 			return;
@@ -811,6 +883,7 @@ int flow_resolve(struct scan *s)
 
 	if (!s->cands.n)
 		return 0;
+	vec_sort_u64(&s->noreturn_got);
 	if ((ce = cs_open(CS_ARCH_X86, CS_MODE_64, &f.h)) != CS_ERR_OK)
 		return scan_fail(s, XOM_SCAN_EDISASM, "cannot start the disassembler: %s",
 		                 cs_strerror(ce));

@@ -65,6 +65,7 @@ static void scan_free(struct scan *s)
 	vec_free(&s->regions);
 	vec_free(&s->cands);
 	vec_free(&s->syms);
+	vec_free(&s->noreturn_got);
 	vec_free(&s->names);
 	free(s->starts);
 }
@@ -85,6 +86,7 @@ EXPORT int xom_scan_mem(const void *buf, size_t len, struct xom_map **out,
 		.regions = { .size = sizeof(struct region) },
 		.cands = { .size = sizeof(struct cand) },
 		.syms = { .size = sizeof(struct xom_sym) },
+		.noreturn_got = { .size = sizeof(uint64_t) },
 		.names = { .size = 1 },
 	};
 	struct xom_map *m;

@@ -374,6 +374,8 @@ jt_ro 0 xom
 jt_ro 1 xom
 pick_fn 0 xom
 pick_fn 1 xom
+noreturn 0 xom
+noreturn 1 xom
 to_memcpy 0 xom
 to_memcpy 1 readable table
 two_regs 0 xom
@@ -388,6 +390,8 @@ spill 0 xom
 spill 1 readable table
 helper 0 xom
 helper 1 readable table
+across_call 0 xom
+across_call 1 readable table
 pad_last 0 xom
 '
 

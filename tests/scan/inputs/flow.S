@@ -113,6 +113,20 @@
 	imull	%esi, %eax
 	ret
 
+/* 5b. A call to abort() with the pointer live: nothing follows it. */
+	item noreturn
+	leaq	.Lnr(%rip), %rcx
+	movq	%rcx, (%rdi)
+	testl	%esi, %esi
+	jne	1f
+	call	abort@PLT
+1:	ret
+	end_item noreturn
+	.p2align 12, 0xcc
+.Lnr:
+	movl	%esi, %eax
+	ret
+
 /* 6. A table passed to memcpy: the callee reads it, whatever its bytes. */
 	item to_memcpy
 	subq	$8, %rsp
@@ -178,6 +192,20 @@ nocfi:
 
 /* 12. A table left in a scratch register at the return of code without
  *     CFI: an internal helper may hand it to its caller that way. */
+/* 12b. A table kept in a callee-saved register across a call to another
+ *      object's function, and read after it. */
+	item across_call
+	pushq	%rbx
+	.cfi_adjust_cfa_offset 8
+	leaq	.Lac(%rip), %rbx
+	call	ext_fn@PLT
+	movl	(%rbx), %eax
+	popq	%rbx
+	.cfi_adjust_cfa_offset -8
+	ret
+	end_item across_call
+	cl_bytes .Lac
+
 	pad pad_hl
 	.p2align 12, 0xcc
 helper:
