@@ -133,9 +133,51 @@ static int note_insn(struct scan *s, const cs_insn *in, uint32_t region)
 	return 0;
 }
 
-/* Decodes one region, restarting at every entry (entries sorted). */
-static int sweep(struct scan *s, csh h, cs_insn *in, uint32_t ri)
+/* The two decoders of the sweep: quiet (no text, no operands; see
+ * x86_quiet()) when Capstone allows it, and full, for the instructions
+ * whose operands matter. */
+struct dec {
+	csh quiet, full;
+	cs_insn *in, *in_full;
+	bool fast;              /* quiet works and the file is PIE or a library */
+};
+
+/*
+ * Without operands, what note_insn() would record for a position-
+ * independent file: a RIP-relative operand whose target is in an exec
+ * segment (then the instruction is decoded again, fully, and note_insn()
+ * judges it), and a direct call's target.  Everything else in such a file
+ * cannot reference the code: absolute addresses matter only in non-PIE
+ * files, which the sweep decodes fully.
+ */
+static int note_quiet(struct scan *s, struct dec *d, const uint8_t *code,
+                      uint32_t region)
 {
+	const cs_insn *in = d->in;
+	const cs_x86 *x = &in->detail->x86;
+	uint64_t next = in->address + in->size, pc = in->address;
+	size_t n = in->size;
+
+	if (in->id == X86_INS_CALL && x->opcode[0] == 0xe8 &&
+	    x->encoding.imm_size == 4 && x->encoding.imm_offset + 4u == in->size) {
+		int32_t rel;
+		memcpy(&rel, in->bytes + x->encoding.imm_offset, 4);
+		return push_call(s, next + (uint64_t)(int64_t)rel);
+	}
+	if (!(x->encoding.modrm_offset && (x->modrm & 0xc7) == 0x05 &&
+	      x->addr_size == 8 && exec_seg_at(s, next + (uint64_t)x->disp)) &&
+	    !(in->id == X86_INS_CALL && x->opcode[0] == 0xe8))
+		return 0;
+	if (!cs_disasm_iter(d->full, &code, &n, &pc, d->in_full))
+		return 0;
+	return note_insn(s, d->in_full, region);
+}
+
+/* Decodes one region, restarting at every entry (entries sorted). */
+static int sweep(struct scan *s, struct dec *d, uint32_t ri)
+{
+	csh h = d->fast ? d->quiet : d->full;
+	cs_insn *in = d->fast ? d->in : d->in_full;
 	const struct region *r = (const struct region *)s->regions.p + ri;
 	const uint64_t *ent = s->entries.p;
 	size_t ne = s->entries.n;
@@ -150,6 +192,8 @@ static int sweep(struct scan *s, csh h, cs_insn *in, uint32_t ri)
 		uint64_t pc = addr;
 
 		while (left) {
+			const uint8_t *at = code;
+
 			if (!cs_disasm_iter(h, &code, &left, &pc, in)) {
 				uint64_t rip = 0;
 				size_t n = x86_raw_length(code, left, pc, &rip, NULL);
@@ -168,7 +212,7 @@ static int sweep(struct scan *s, csh h, cs_insn *in, uint32_t ri)
 				continue;
 			}
 			scan_mark_start(s, in->address);
-			if ((rc = note_insn(s, in, ri)))
+			if ((rc = d->fast ? note_quiet(s, d, at, ri) : note_insn(s, in, ri)))
 				return rc;
 		}
 		s->code_bytes += stop - addr;
@@ -279,35 +323,42 @@ static int collect_regions(struct scan *s)
 	return 0;
 }
 
-int disasm_code(struct scan *s)
+static int open_decoder(struct scan *s, csh *h, cs_insn **in)
 {
-	cs_insn *in = NULL;
-	cs_err ce;
-	csh h = 0;
-	int rc;
+	cs_err ce = cs_open(CS_ARCH_X86, CS_MODE_64, h);
 
-	if ((rc = scan_alloc_starts(s)))
-		return rc;
-	if ((ce = cs_open(CS_ARCH_X86, CS_MODE_64, &h)) != CS_ERR_OK)
+	if (ce != CS_ERR_OK)
 		return scan_fail(s, XOM_SCAN_EDISASM, "cannot start the disassembler: %s",
 		                 cs_strerror(ce));
 	/* Operand details are what the analysis reads; skipdata stays off so
 	 * that an undecodable byte is seen and skipped one at a time. */
-	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
-	in = cs_malloc(h);
-	if (!in) {
-		rc = scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
+	cs_option(*h, CS_OPT_DETAIL, CS_OPT_ON);
+	if (!(*in = cs_malloc(*h)))
+		return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
+	return 0;
+}
+
+int disasm_code(struct scan *s)
+{
+	struct dec d = { 0 };
+	int rc;
+
+	if ((rc = scan_alloc_starts(s)) || (rc = open_decoder(s, &d.full, &d.in_full)) ||
+	    (rc = open_decoder(s, &d.quiet, &d.in)) || (rc = collect_regions(s)))
 		goto out;
-	}
-	if ((rc = collect_regions(s)))
-		goto out;
+	d.fast = s->e_type != ET_EXEC && x86_quiet(d.quiet, d.in);
 	for (size_t i = 0; i < s->regions.n; i++)
-		if ((rc = sweep(s, h, in, (uint32_t)i)))
+		if ((rc = sweep(s, &d, (uint32_t)i)))
 			goto out;
-	rc = find_pointed_code(s, h, in);
+	rc = find_pointed_code(s, d.full, d.in_full);
 out:
-	if (in)
-		cs_free(in, 1);
-	cs_close(&h);
+	if (d.in)
+		cs_free(d.in, 1);
+	if (d.in_full)
+		cs_free(d.in_full, 1);
+	if (d.quiet)
+		cs_close(&d.quiet);
+	if (d.full)
+		cs_close(&d.full);
 	return rc;
 }

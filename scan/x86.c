@@ -7,6 +7,65 @@
 
 #include "x86.h"
 
+/*
+ * Capstone 4 formats every instruction as text (mnemonic and operands)
+ * while it decodes: cs_disasm_iter() calls the handle's printer, which for
+ * x86 also fills the operand details, through vsnprintf.  The scanner's
+ * sweep reads none of that text and, in position-independent code, none of
+ * the operands either: it needs only what the decoder itself stores (id,
+ * groups, ModRM, displacement, immediate offsets).  The printer is a
+ * function pointer in the handle, the third field of Capstone 4.0's
+ * struct cs_struct (cs_priv.h), after two enums.  x86_quiet() swaps it for
+ * one that prints nothing, but only when this library is Capstone 4.0, the
+ * handle's first fields read back as what cs_open() was given, and decoding
+ * two known instructions afterwards yields exactly the fields that are
+ * expected, with no operands (the old printer is really gone).  Otherwise
+ * the handle is left as it was and the caller keeps the full decode.
+ */
+struct cs_head {
+	cs_arch arch;
+	cs_mode mode;
+	void (*printer)(void *mci, void *stream, void *info);
+};
+
+static void print_nothing(void *mci, void *stream, void *info)
+{
+	(void)mci, (void)stream, (void)info;
+}
+
+static bool decodes_as(csh h, cs_insn *in, const char *bytes, size_t n,
+                       unsigned id, uint8_t modrm, int64_t disp, uint8_t imm_off)
+{
+	const uint8_t *code = (const uint8_t *)bytes;
+	uint64_t pc = 0x1000;
+	const cs_x86 *x = &in->detail->x86;
+
+	return cs_disasm_iter(h, &code, &n, &pc, in) && !n && in->id == id &&
+	       x->op_count == 0 && x->modrm == modrm && x->disp == disp &&
+	       x->encoding.imm_offset == imm_off && in->mnemonic[0] == 0;
+}
+
+bool x86_quiet(csh h, cs_insn *in)
+{
+	struct cs_head *head = (struct cs_head *)(uintptr_t)h;
+	int major = 0, minor = 0;
+	void (*old)(void *, void *, void *);
+
+	cs_version(&major, &minor);
+	if (major != 4 || minor != 0 || !head || head->arch != CS_ARCH_X86 ||
+	    head->mode != CS_MODE_64 || !head->printer)
+		return false;
+	old = head->printer;
+	head->printer = print_nothing;
+	if (decodes_as(h, in, "\x48\x8d\x05\x10\x00\x00\x00", 7, X86_INS_LEA,
+	               0x05, 0x10, 0) &&
+	    decodes_as(h, in, "\xe8\x10\x00\x00\x00", 5, X86_INS_CALL, 0, 0, 1) &&
+	    x86_in_group(in->detail, CS_GRP_CALL))
+		return true;
+	head->printer = old;
+	return false;
+}
+
 /* Family + 1 of each Capstone register (0: not a general-purpose register),
  * and 1 << 7 on the 64-bit and 32-bit forms.  A table indexed by register,
  * because the sweep asks for every operand of every instruction. */

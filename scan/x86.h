@@ -35,6 +35,16 @@ size_t x86_raw_length(const uint8_t *p, size_t left, uint64_t pc, uint64_t *rip,
  * as code quickly runs into. */
 bool x86_implausible(const cs_insn *in);
 
+/*
+ * Turns off Capstone's text printer on a handle opened with CS_OPT_DETAIL,
+ * when it can be done safely; see x86.c.  Decoding then still gives the
+ * instruction's id, size, bytes, groups, implicit registers and encoding
+ * (ModRM, SIB, displacement, immediate offsets), but no operands, no
+ * mnemonic and no text.  Returns false, the handle unchanged, otherwise.
+ * in is scratch space for the check.
+ */
+bool x86_quiet(csh h, cs_insn *in);
+
 /* Whether an instruction is a jump or a call (CS_GRP_JUMP, CS_GRP_CALL). */
 bool x86_is_branch(const cs_detail *d);
 bool x86_in_group(const cs_detail *d, uint8_t group);
