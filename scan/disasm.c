@@ -168,6 +168,9 @@ static int note_quiet(struct scan *s, struct dec *d, const uint8_t *code,
 	      x->addr_size == 8 && exec_seg_at(s, next + (uint64_t)x->disp)) &&
 	    !(in->id == X86_INS_CALL && x->opcode[0] == 0xe8))
 		return 0;
+	/* A lea needs no operands: its target is all that note_insn() takes. */
+	if (in->id == X86_INS_LEA && x->encoding.modrm_offset)
+		return push_cand(s, in, next + (uint64_t)x->disp, XOM_R_TABLE, region);
 	if (!cs_disasm_iter(d->full, &code, &n, &pc, d->in_full))
 		return 0;
 	return note_insn(s, d->in_full, region);

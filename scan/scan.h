@@ -110,6 +110,7 @@ struct scan {
 	struct vec calls;       /* uint64_t: direct call targets, and code
 	                           that flow.c finds */
 	uint8_t *starts;        /* one bit per exec byte: an instruction starts here */
+	uint64_t mark_vaddr, mark_size, mark_base;  /* scan_mark_start()'s last segment */
 	uint64_t code_bytes;
 };
 
@@ -157,8 +158,20 @@ bool scan_inside_function(const struct scan *s, uint64_t x);
 
 /* The instruction-start bitmap: allocated before the sweep that marks it. */
 int scan_alloc_starts(struct scan *s);
-void scan_mark_start(struct scan *s, uint64_t vaddr);
+void scan_mark_start_slow(struct scan *s, uint64_t vaddr);
 bool scan_is_start(const struct scan *s, uint64_t vaddr);
+
+/* The sweep marks every instruction, so the segment of the last mark is
+ * tried first, inline. */
+static inline void scan_mark_start(struct scan *s, uint64_t vaddr)
+{
+	uint64_t i = s->mark_base + (vaddr - s->mark_vaddr);
+
+	if (vaddr - s->mark_vaddr < s->mark_size)
+		s->starts[i >> 3] |= (uint8_t)(1u << (i & 7));
+	else
+		scan_mark_start_slow(s, vaddr);
+}
 
 /* ---- the stages, in the order scan.c runs them -------------------------- */
 
