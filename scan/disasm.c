@@ -139,16 +139,38 @@ static int note_insn(struct scan *s, const cs_insn *in, uint32_t region)
 struct dec {
 	csh quiet, full;
 	cs_insn *in, *in_full;
-	bool fast;              /* quiet works and the file is PIE or a library */
+	bool fast;              /* quiet works */
 };
 
 /*
- * Without operands, what note_insn() would record for a position-
- * independent file: a RIP-relative operand whose target is in an exec
- * segment (then the instruction is decoded again, fully, and note_insn()
- * judges it), and a direct call's target.  Everything else in such a file
- * cannot reference the code: absolute addresses matter only in non-PIE
- * files, which the sweep decodes fully.
+ * Whether an instruction of a non-PIE file may name an address of the code
+ * absolutely: a 32- or 64-bit immediate, or a 32-bit displacement with no
+ * base register (ModRM 00 100 and SIB base 101), whose value lies in an
+ * exec segment.  Both extensions of an imm32 are tried.
+ */
+static bool names_absolute(struct scan *s, const cs_insn *in)
+{
+	const cs_x86 *x = &in->detail->x86;
+	unsigned off = x->encoding.imm_offset, size = x->encoding.imm_size;
+
+	if ((size == 4 || size == 8) && off + size <= in->size) {
+		uint64_t v = 0;
+		int32_t v32;
+		memcpy(&v, in->bytes + off, size);
+		memcpy(&v32, in->bytes + off, 4);
+		if (exec_seg_at(s, v) || (size == 4 && exec_seg_at(s, (uint64_t)(int64_t)v32)))
+			return true;
+	}
+	return x->encoding.modrm_offset && (x->modrm & 0xc7) == 0x04 &&
+	       (x->sib & 7) == 5 && exec_seg_at(s, (uint64_t)x->disp);
+}
+
+/*
+ * Without operands, what note_insn() would record: a RIP-relative operand
+ * whose target is in an exec segment, an absolute address of the code in
+ * a non-PIE file (then the instruction is decoded again, fully, and
+ * note_insn() judges it), and a direct call's target.  No other
+ * instruction can reference the code.
  */
 static int note_quiet(struct scan *s, struct dec *d, const uint8_t *code,
                       uint32_t region)
@@ -166,7 +188,8 @@ static int note_quiet(struct scan *s, struct dec *d, const uint8_t *code,
 	}
 	if (!(x->encoding.modrm_offset && (x->modrm & 0xc7) == 0x05 &&
 	      x->addr_size == 8 && exec_seg_at(s, next + (uint64_t)x->disp)) &&
-	    !(in->id == X86_INS_CALL && x->opcode[0] == 0xe8))
+	    !(in->id == X86_INS_CALL && x->opcode[0] == 0xe8) &&
+	    !(s->e_type == ET_EXEC && names_absolute(s, in)))
 		return 0;
 	/* A lea needs no operands: its target is all that note_insn() takes. */
 	if (in->id == X86_INS_LEA && x->encoding.modrm_offset)
@@ -349,7 +372,7 @@ int disasm_code(struct scan *s)
 	if ((rc = scan_alloc_starts(s)) || (rc = open_decoder(s, &d.full, &d.in_full)) ||
 	    (rc = open_decoder(s, &d.quiet, &d.in)) || (rc = collect_regions(s)))
 		goto out;
-	d.fast = s->e_type != ET_EXEC && x86_quiet(d.quiet, d.in);
+	d.fast = x86_quiet(d.quiet, d.in);
 	for (size_t i = 0; i < s->regions.n; i++)
 		if ((rc = sweep(s, &d, (uint32_t)i)))
 			goto out;

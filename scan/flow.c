@@ -39,6 +39,7 @@
 #include "flow.h"
 
 #define STEP_BUDGET 4096        /* instructions followed per address */
+#define WIDEN_AFTER 8           /* visits of one instruction before widen() */
 #define SEEN_SLOTS 8192         /* power of two, above STEP_BUDGET */
 #define MAX_DEPTH 4             /* calls followed into and back */
 #define CHUNK 128               /* bytes decoded at a time */
@@ -89,6 +90,8 @@ struct flow {
 	unsigned out, steps;
 	struct vec work;        /* struct path */
 	struct path *seen;
+	uint64_t *visit_pc;     /* SEEN_SLOTS: how often each pc was reached */
+	uint32_t *visit_n;
 	uint32_t *gen, curgen;
 	struct vec code;        /* uint64_t: found to be code */
 	struct vec data;        /* uint64_t: kept as tables */
@@ -517,6 +520,36 @@ static bool seen_before(struct flow *f, const struct path *p)
 	}
 }
 
+/*
+ * A loop that steps the address (add $16, %rax) reaches its head with a
+ * new offset each time and would run to the budget.  After WIDEN_AFTER
+ * visits of one instruction the offsets there are forgotten (known
+ * becomes unknown, which can only turn reads into data) and so are the
+ * other code addresses, and the states converge.
+ */
+static void widen(struct flow *f, struct path *p)
+{
+	size_t k = (p->pc * 0x9e3779b97f4a7c15ull) >> 51;   /* 13 bits */
+
+	for (;; k = (k + 1) & (SEEN_SLOTS - 1)) {
+		if (f->gen[k + SEEN_SLOTS] != f->curgen) {
+			f->gen[k + SEEN_SLOTS] = f->curgen;
+			f->visit_pc[k] = p->pc;
+			f->visit_n[k] = 0;
+		}
+		if (f->visit_pc[k] == p->pc)
+			break;
+	}
+	if (++f->visit_n[k] <= WIDEN_AFTER)
+		return;
+	for (unsigned r = 0; r < 16; r++) {
+		if (exact(&p->st, r))
+			set_any(&p->st, r);
+		p->st.cval[r] = 0;
+	}
+	p->st.cst = 0;
+}
+
 static void go(struct flow *f, const struct path *p, uint64_t pc)
 {
 	struct path *q;
@@ -709,7 +742,7 @@ static void explore(struct flow *f, uint64_t pc, unsigned reg)
 	f->steps = 0;
 	f->work.n = 0;
 	if (++f->curgen == 0) {
-		memset(f->gen, 0, SEEN_SLOTS * sizeof *f->gen);
+		memset(f->gen, 0, 2 * SEEN_SLOTS * sizeof *f->gen);
 		f->curgen = 1;
 	}
 	set_exact(&start.st, reg, 0);
@@ -722,6 +755,7 @@ static void explore(struct flow *f, uint64_t pc, unsigned reg)
 			unknown(f);
 			break;
 		}
+		widen(f, &p);
 		if (seen_before(f, &p))
 			continue;
 		if (!(x = fin_at(f, p.pc))) {
@@ -894,8 +928,10 @@ int flow_resolve(struct scan *s)
 	cs_option(f.h, CS_OPT_DETAIL, CS_OPT_ON);
 	f.in = cs_malloc(f.h);
 	f.seen = malloc(SEEN_SLOTS * sizeof *f.seen);
-	f.gen = calloc(SEEN_SLOTS, sizeof *f.gen);
-	if (!f.in || !f.seen || !f.gen)
+	f.gen = calloc(2 * SEEN_SLOTS, sizeof *f.gen);
+	f.visit_pc = malloc(SEEN_SLOTS * sizeof *f.visit_pc);
+	f.visit_n = malloc(SEEN_SLOTS * sizeof *f.visit_n);
+	if (!f.in || !f.seen || !f.gen || !f.visit_pc || !f.visit_n)
 		rc = scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
 	for (size_t i = 0; i < s->cands.n && !rc; i++)
 		rc = judge(&f, &c[i]);
@@ -909,6 +945,8 @@ int flow_resolve(struct scan *s)
 	vec_free(&f.data);
 	free(f.seen);
 	free(f.gen);
+	free(f.visit_pc);
+	free(f.visit_n);
 	if (f.in)
 		cs_free(f.in, 1);
 	cs_close(&f.h);

@@ -12,7 +12,8 @@
  *   flow_resolve   follows those registers: table, code or neither;
  *   classify_map   marks non-code bytes as data; data ranges, pages and
  *                  readable runs;
- *   gadgets_find   WRPKRU/XRSTOR byte sequences.
+ *   gadgets_find   WRPKRU/XRSTOR byte sequences;
+ *   surface_count  the readable executable bytes and their ret gadgets.
  * Between the stages it sorts what the next one searches, and at the end
  * it hands what the map keeps over from struct scan to struct xom_map.
  * Calls: every stage, and util.c.
@@ -104,7 +105,8 @@ EXPORT int xom_scan_mem(const void *buf, size_t len, struct xom_map **out,
 	if ((rc = disasm_code(&s)) || (rc = flow_resolve(&s)))
 		goto out;
 	vec_sort_u64(&s.calls);         /* classify.c searches them */
-	if ((rc = classify_map(&s, m)) || (rc = gadgets_find(&s, m)))
+	if ((rc = classify_map(&s, m)) || (rc = gadgets_find(&s, m)) ||
+	    (rc = surface_count(&s, m)))
 		goto out;
 	hand_over(&s, m);
 out:

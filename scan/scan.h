@@ -15,7 +15,8 @@
  *               elsewhere;
  *   classify.c  marks non-code bytes as data and turns every reference into
  *               data ranges, pages and readable runs;
- *   gadgets.c   WRPKRU/XRSTOR byte sequences.
+ *   gadgets.c   WRPKRU/XRSTOR byte sequences;
+ *   surface.c   readable executable bytes, ret gadgets in them.
  * util.c holds what more than one stage needs, and x86.c (x86.h) the x86
  * decoding helpers that disasm.c and flow.c share.  A stage calls those
  * two and nothing else of the scanner: never another stage, least of all a
@@ -181,5 +182,6 @@ int disasm_code(struct scan *s);
 int flow_resolve(struct scan *s);
 int classify_map(struct scan *s, struct xom_map *m);
 int gadgets_find(struct scan *s, struct xom_map *m);
+int surface_count(struct scan *s, struct xom_map *m);
 
 #endif

@@ -59,6 +59,8 @@ static void print_text(const char *file, const struct xom_map *m)
 	printf("%s: %zu exec pages, %zu execute-only (%.1f%%), %zu readable\n",
 	       file, m->exec_pages, m->xom_pages, coverage(m),
 	       m->exec_pages - m->xom_pages);
+	printf("  readable executable bytes: %" PRIu64 ", ret gadget candidates: %" PRIu64 "\n",
+	       m->readable_bytes, m->ret_gadgets);
 	if (m->whole_reason)
 		printf("  whole file readable: %s\n", xom_reason_name(m->whole_reason));
 	for (size_t i = 0; i < m->nreadable; i++)
@@ -140,8 +142,9 @@ static void print_json(const char *file, const struct xom_map *m)
 {
 	printf("{\"file\": ");
 	json_string(file);
-	printf(", \"exec_pages\": %zu, \"xom_pages\": %zu, \"readable\": [",
-	       m->exec_pages, m->xom_pages);
+	printf(", \"exec_pages\": %zu, \"xom_pages\": %zu, \"readable_bytes\": %" PRIu64
+	       ", \"ret_gadgets\": %" PRIu64 ", \"readable\": [",
+	       m->exec_pages, m->xom_pages, m->readable_bytes, m->ret_gadgets);
 	for (size_t i = 0; i < m->nreadable; i++)
 		printf("%s[%" PRIu64 ", %" PRIu64 "]", i ? ", " : "",
 		       m->readable[i].start, m->readable[i].end);

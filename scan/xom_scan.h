@@ -89,6 +89,13 @@ struct xom_map {
 	size_t nsyms;                   /* FUNC/OBJECT symbols, sorted by addr */
 	struct xom_sym *syms;
 	char *names;
+
+	/* The attack surface left: bytes of the exec segments in pages that
+	 * stay readable, and the ret gadget candidates among their file
+	 * bytes (a C3 byte that 1 to 15 bytes before it complete as whole
+	 * instructions, none a jump, call or return; README, "xom-scan"). */
+	uint64_t readable_bytes;
+	uint64_t ret_gadgets;
 };
 
 /* Return codes: 0 on success, otherwise one of these, with a message. */

@@ -148,6 +148,7 @@ build tables-nosep.so -shared -nostdlib -Wl,-z,noseparate-code "$S/tables.S" || 
 build absolute -no-pie -nostdlib -Wl,-z,separate-code "$S/absolute.S" || built=0
 build textrel.so -shared -nostdlib -Wl,-z,notext "$S/textrel.S" || built=0
 build flow.so -shared -nostdlib -Wl,-z,separate-code "$S/flow.S" || built=0
+build surface.so -shared -nostdlib -Wl,-z,separate-code "$S/surface.S" || built=0
 build gadgets.so -shared -nostdlib -Wl,-z,separate-code "$S/gadgets.S" || built=0
 build gadgets-nosep.so -shared -nostdlib -Wl,-z,noseparate-code "$S/gadgets.S" || built=0
 for f in tables.so tables-nosep.so absolute gadgets.so flow.so; do
@@ -493,6 +494,19 @@ t_gadgets() {
 	esac
 }
 
+# The attack surface left: readable executable bytes and ret gadgets.
+t_surface() {
+	local json=$W/surface.so.out
+	map_of surface.so "$W/surface.so" || return
+	expect_eq surface.so "one readable page" "$(q "$json" get exec_pages)/$(q "$json" get xom_pages)" \
+		"$(q "$json" get exec_pages)/$(($(q "$json" get exec_pages) - 1))"
+	expect_eq surface.so "readable_bytes" "$(q "$json" get readable_bytes)" 4096
+	expect_eq surface.so "ret_gadgets (see surface.S)" "$(q "$json" get ret_gadgets)" 3
+	scan surface-text "$W/surface.so"
+	expect_eq surface.so "the summary names both" \
+		"$(grep -c '^  readable executable bytes: 4096, ret gadget candidates: 3$' "$out")" 1
+}
+
 # --- real files of this system ------------------------------------------------
 
 LIBDIR=/usr/lib/x86_64-linux-gnu
@@ -675,6 +689,7 @@ t_flow
 t_absolute
 t_textrel
 t_gadgets
+t_surface
 t_libcrypto
 t_libc
 t_malformed
