@@ -199,15 +199,17 @@ static int note_quiet(struct scan *s, struct dec *d, const uint8_t *code,
 	return note_insn(s, d->in_full, region);
 }
 
-/* Decodes one region, restarting at every entry (entries sorted). */
-static int sweep(struct scan *s, struct dec *d, uint32_t ri)
+/* Decodes [lo, hi) of one region, restarting at every entry (entries
+ * sorted); lo and hi are the region's ends or entries. */
+static int sweep(struct scan *s, struct dec *d, uint32_t ri, uint64_t lo_addr,
+                 uint64_t hi_addr)
 {
 	csh h = d->fast ? d->quiet : d->full;
 	cs_insn *in = d->fast ? d->in : d->in_full;
 	const struct region *r = (const struct region *)s->regions.p + ri;
 	const uint64_t *ent = s->entries.p;
 	size_t ne = s->entries.n;
-	uint64_t end = r->addr + r->size, addr = r->addr;
+	uint64_t end = hi_addr, addr = lo_addr;
 	size_t lo = count_le(ent, ne, sizeof *ent, addr);   /* next entry */
 	int rc;
 
@@ -364,27 +366,176 @@ static int open_decoder(struct scan *s, csh *h, cs_insn **in)
 	return 0;
 }
 
+static int open_dec(struct scan *s, struct dec *d)
+{
+	int rc;
+
+	if ((rc = open_decoder(s, &d->full, &d->in_full)) ||
+	    (rc = open_decoder(s, &d->quiet, &d->in)))
+		return rc;
+	d->fast = x86_quiet(d->quiet, d->in);
+	return 0;
+}
+
+static void close_dec(struct dec *d)
+{
+	if (d->in)
+		cs_free(d->in, 1);
+	if (d->in_full)
+		cs_free(d->in_full, 1);
+	if (d->quiet)
+		cs_close(&d->quiet);
+	if (d->full)
+		cs_close(&d->full);
+}
+
+/* ---- the sweep on several threads ------------------------------------- */
+
+/*
+ * A large file's sweep is cut into chunks at code entries, where the sweep
+ * restarts decoding anyway, so a chunk decodes exactly as the whole sweep
+ * does there.  Each chunk fills vectors of its own, through a private copy
+ * of struct scan; the instruction-start bitmap is shared and marked with
+ * atomic operations.  The chunks' vectors are appended in address order,
+ * which is the order of the sequential sweep: the map is byte-identical
+ * for any number of threads.
+ */
+#define CHUNK_MIN (1u << 20)    /* bytes of code per chunk, at least */
+
+struct chunk {
+	uint32_t region;
+	uint64_t lo, hi;
+	struct vec refs, cands, calls;
+	uint64_t code_bytes;
+	int rc;
+	char err[256];
+};
+
+struct sweep_jobs {
+	struct scan *s;
+	struct chunk *c;
+	struct dec *dec;        /* one per worker, opened on first use */
+	bool *opened;
+};
+
+static void sweep_job(void *ctx, size_t j, unsigned worker)
+{
+	struct sweep_jobs *q = ctx;
+	struct chunk *c = &q->c[j];
+	struct scan t = *q->s;
+
+	t.err = c->err, t.errlen = sizeof c->err;
+	t.refs = (struct vec){ .size = sizeof(struct ref) };
+	t.cands = (struct vec){ .size = sizeof(struct cand) };
+	t.calls = (struct vec){ .size = sizeof(uint64_t) };
+	t.code_bytes = 0;
+	t.mark_vaddr = t.mark_size = 0;
+	t.atomic_marks = true;
+	if (!q->opened[worker]) {
+		q->opened[worker] = true;
+		if ((c->rc = open_dec(&t, &q->dec[worker])))
+			return;
+	}
+	c->rc = sweep(&t, &q->dec[worker], c->region, c->lo, c->hi);
+	c->refs = t.refs, c->cands = t.cands, c->calls = t.calls;
+	c->code_bytes = t.code_bytes;
+}
+
+/* Cuts the regions into chunks of about total / parts bytes, at entries. */
+static int plan_chunks(struct scan *s, struct vec *out, unsigned parts)
+{
+	const struct region *r = s->regions.p;
+	const uint64_t *e = s->entries.p;
+	uint64_t total = 0, want;
+
+	for (size_t i = 0; i < s->regions.n; i++)
+		total += r[i].size;
+	want = total / parts > CHUNK_MIN ? total / parts : CHUNK_MIN;
+	for (size_t i = 0; i < s->regions.n; i++) {
+		uint64_t lo = r[i].addr, end = r[i].addr + r[i].size;
+
+		while (lo < end) {
+			uint64_t hi = end;
+			struct chunk *c;
+
+			if (end - lo > want) {
+				size_t k = count_le(e, s->entries.n, sizeof *e, lo + want);
+				if (k < s->entries.n && e[k] < end)
+					hi = e[k];
+			}
+			if (!(c = vec_push(out)))
+				return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
+			*c = (struct chunk){ .region = (uint32_t)i, .lo = lo, .hi = hi };
+			lo = hi;
+		}
+	}
+	return 0;
+}
+
+static int append(struct scan *s, struct vec *to, const struct vec *from)
+{
+	for (size_t i = 0; i < from->n; i++) {
+		void *p = vec_push(to);
+		if (!p)
+			return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
+		memcpy(p, (const char *)from->p + i * from->size, from->size);
+	}
+	return 0;
+}
+
+static int sweep_parallel(struct scan *s)
+{
+	struct vec chunks = { .size = sizeof(struct chunk) };
+	struct sweep_jobs q = { .s = s };
+	unsigned n = s->nthreads;
+	int rc;
+
+	q.dec = calloc(n, sizeof *q.dec);
+	q.opened = calloc(n, sizeof *q.opened);
+	if (!q.dec || !q.opened)
+		rc = scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
+	else
+		rc = plan_chunks(s, &chunks, 4 * n);
+	if (!rc) {
+		q.c = chunks.p;
+		scan_parallel(n, chunks.n, NULL, sweep_job, &q);
+	}
+	for (size_t i = 0; i < chunks.n; i++) {
+		struct chunk *c = &q.c[i];
+		if (!rc && c->rc)
+			rc = scan_fail(s, c->rc, "%s", c->err);
+		if (!rc && !(rc = append(s, &s->refs, &c->refs)) &&
+		    !(rc = append(s, &s->cands, &c->cands)))
+			rc = append(s, &s->calls, &c->calls);
+		s->code_bytes += c->code_bytes;
+		vec_free(&c->refs), vec_free(&c->cands), vec_free(&c->calls);
+	}
+	for (unsigned i = 0; q.dec && i < n; i++)
+		close_dec(&q.dec[i]);
+	free(q.dec);
+	free(q.opened);
+	vec_free(&chunks);
+	return rc;
+}
+
 int disasm_code(struct scan *s)
 {
 	struct dec d = { 0 };
 	int rc;
 
-	if ((rc = scan_alloc_starts(s)) || (rc = open_decoder(s, &d.full, &d.in_full)) ||
-	    (rc = open_decoder(s, &d.quiet, &d.in)) || (rc = collect_regions(s)))
+	if ((rc = scan_alloc_starts(s)) || (rc = open_dec(s, &d)) ||
+	    (rc = collect_regions(s)))
 		goto out;
-	d.fast = x86_quiet(d.quiet, d.in);
-	for (size_t i = 0; i < s->regions.n; i++)
-		if ((rc = sweep(s, &d, (uint32_t)i)))
-			goto out;
-	rc = find_pointed_code(s, d.full, d.in_full);
+	if (s->nthreads > 1) {
+		rc = sweep_parallel(s);
+	} else {
+		const struct region *r = s->regions.p;
+		for (size_t i = 0; i < s->regions.n && !rc; i++)
+			rc = sweep(s, &d, (uint32_t)i, r[i].addr, r[i].addr + r[i].size);
+	}
+	if (!rc)
+		rc = find_pointed_code(s, d.full, d.in_full);
 out:
-	if (d.in)
-		cs_free(d.in, 1);
-	if (d.in_full)
-		cs_free(d.in_full, 1);
-	if (d.quiet)
-		cs_close(&d.quiet);
-	if (d.full)
-		cs_close(&d.full);
+	close_dec(&d);
 	return rc;
 }

@@ -71,8 +71,8 @@ static void scan_free(struct scan *s)
 	free(s->starts);
 }
 
-EXPORT int xom_scan_mem(const void *buf, size_t len, struct xom_map **out,
-                         char *err, size_t errlen)
+EXPORT int xom_scan_mem_threads(const void *buf, size_t len, unsigned nthreads,
+                                 struct xom_map **out, char *err, size_t errlen)
 {
 	struct scan s = {
 		.img = buf, .len = len, .err = err, .errlen = errlen,
@@ -89,6 +89,7 @@ EXPORT int xom_scan_mem(const void *buf, size_t len, struct xom_map **out,
 		.syms = { .size = sizeof(struct xom_sym) },
 		.noreturn_got = { .size = sizeof(uint64_t) },
 		.names = { .size = 1 },
+		.nthreads = nthreads ? nthreads : 1,
 	};
 	struct xom_map *m;
 	int rc;
@@ -119,8 +120,14 @@ out:
 	return 0;
 }
 
-EXPORT int xom_scan_file(const char *path, struct xom_map **out,
-                          char *err, size_t errlen)
+EXPORT int xom_scan_mem(const void *buf, size_t len, struct xom_map **out,
+                         char *err, size_t errlen)
+{
+	return xom_scan_mem_threads(buf, len, 1, out, err, errlen);
+}
+
+EXPORT int xom_scan_file_threads(const char *path, unsigned nthreads,
+                                  struct xom_map **out, char *err, size_t errlen)
 {
 	struct scan s = { .err = err, .errlen = errlen };
 	struct stat st;
@@ -148,9 +155,15 @@ EXPORT int xom_scan_file(const char *path, struct xom_map **out,
 	close(fd);
 	if (img == MAP_FAILED)
 		return scan_fail(&s, XOM_SCAN_EIO, "cannot read: %s", strerror(errno));
-	rc = xom_scan_mem(img, (size_t)st.st_size, out, err, errlen);
+	rc = xom_scan_mem_threads(img, (size_t)st.st_size, nthreads, out, err, errlen);
 	munmap(img, (size_t)st.st_size);
 	return rc;
+}
+
+EXPORT int xom_scan_file(const char *path, struct xom_map **out,
+                          char *err, size_t errlen)
+{
+	return xom_scan_file_threads(path, 1, out, err, errlen);
 }
 
 EXPORT void xom_map_free(struct xom_map *m)

@@ -112,6 +112,10 @@ struct scan {
 	                           that flow.c finds */
 	uint8_t *starts;        /* one bit per exec byte: an instruction starts here */
 	uint64_t mark_vaddr, mark_size, mark_base;  /* scan_mark_start()'s last segment */
+	bool atomic_marks;      /* several threads mark the same bitmap */
+
+	/* scan.c: threads the sweep may use (1: none are started) */
+	unsigned nthreads;
 	uint64_t code_bytes;
 };
 
@@ -168,11 +172,21 @@ static inline void scan_mark_start(struct scan *s, uint64_t vaddr)
 {
 	uint64_t i = s->mark_base + (vaddr - s->mark_vaddr);
 
-	if (vaddr - s->mark_vaddr < s->mark_size)
-		s->starts[i >> 3] |= (uint8_t)(1u << (i & 7));
-	else
+	if (vaddr - s->mark_vaddr >= s->mark_size)
 		scan_mark_start_slow(s, vaddr);
+	else if (s->atomic_marks)
+		__atomic_fetch_or(&s->starts[i >> 3], (uint8_t)(1u << (i & 7)),
+		                  __ATOMIC_RELAXED);
+	else
+		s->starts[i >> 3] |= (uint8_t)(1u << (i & 7));
 }
+
+/* Runs fn(ctx, job, worker) for jobs 0..njobs-1 on up to nthreads threads
+ * (the caller's among them, as worker 0), each job once, in no set order;
+ * returns when all are done.  Threads that cannot be started leave their
+ * share to the others. */
+void scan_parallel(unsigned nthreads, size_t njobs, unsigned *workers,
+                   void (*fn)(void *ctx, size_t job, unsigned worker), void *ctx);
 
 /* ---- the stages, in the order scan.c runs them -------------------------- */
 

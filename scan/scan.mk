@@ -4,7 +4,7 @@
 SCAN_SRC := scan/util.c scan/x86.c scan/elf.c scan/ehframe.c scan/disasm.c \
 	scan/flowinsn.c scan/flow.c scan/classify.c scan/gadgets.c scan/surface.c scan/scan.c
 SCAN_OBJ := $(SCAN_SRC:%.c=$(B)/%.o)
-SCAN_LIBS := -lcapstone -lelf
+SCAN_LIBS := -lcapstone -lelf -lpthread
 
 ALL += $(B)/xom-scan $(B)/libxom-scan.so
 

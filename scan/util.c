@@ -6,6 +6,7 @@
  * Reads and writes only the struct scan fields that each function names;
  * calls nothing in the stage files, so every stage may call it.
  */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,6 +112,58 @@ int scan_push_ref(struct scan *s, uint64_t target, uint32_t size,
 	*r = (struct ref){ .target = target, .ref = at, .size = size,
 	                   .reason = reason, .has_ref = has_ref };
 	return 0;
+}
+
+/* ---- threads ------------------------------------------------------------- */
+
+struct pool {
+	size_t njobs, next;     /* next: taken with an atomic add */
+	void (*fn)(void *ctx, size_t job, unsigned worker);
+	void *ctx;
+};
+
+struct worker {
+	struct pool *pool;
+	unsigned id;
+};
+
+static void run_jobs(struct pool *p, unsigned id)
+{
+	size_t j;
+
+	while ((j = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED)) < p->njobs)
+		p->fn(p->ctx, j, id);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+
+	run_jobs(w->pool, w->id);
+	return NULL;
+}
+
+void scan_parallel(unsigned nthreads, size_t njobs, unsigned *workers,
+                   void (*fn)(void *ctx, size_t job, unsigned worker), void *ctx)
+{
+	struct pool p = { .njobs = njobs, .fn = fn, .ctx = ctx };
+	pthread_t tid[64];
+	struct worker w[64];
+	unsigned n = 0;
+
+	if (nthreads > 64)
+		nthreads = 64;
+	for (unsigned i = 1; i < nthreads && i < njobs; i++) {
+		w[n] = (struct worker){ &p, i };
+		if (pthread_create(&tid[n], NULL, worker_main, &w[n]) != 0)
+			break;
+		n++;
+	}
+	if (workers)
+		*workers = n + 1;
+	run_jobs(&p, 0);
+	for (unsigned i = 0; i < n; i++)
+		pthread_join(tid[i], NULL);
 }
 
 /* ---- arrays sorted by a key ---------------------------------------------- */

@@ -120,6 +120,17 @@ int xom_scan_file(const char *path, struct xom_map **out,
 int xom_scan_mem(const void *buf, size_t len, struct xom_map **out,
                  char *err, size_t errlen);
 
+/*
+ * The same, with the disassembly shared among up to nthreads threads (0
+ * or 1: none are started), for very large files.  The map is
+ * byte-identical to the one-thread map whatever nthreads is; files under
+ * a few MiB of code use one thread whatever is asked.
+ */
+int xom_scan_file_threads(const char *path, unsigned nthreads,
+                          struct xom_map **out, char *err, size_t errlen);
+int xom_scan_mem_threads(const void *buf, size_t len, unsigned nthreads,
+                         struct xom_map **out, char *err, size_t errlen);
+
 void xom_map_free(struct xom_map *map);
 
 /* A short stable name for a reason ("rip-load", "table", ...). */

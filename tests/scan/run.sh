@@ -574,6 +574,26 @@ t_libc() {
 	done
 }
 
+# Several threads give the very same map: the sweep is cut at entries and
+# put back together in order (libc and libcrypto are cut in two and three).
+t_threads() {
+	local f
+	for f in "$LIBDIR/libc.so.6" "$CRYPTO"; do
+		f=$(readlink -f "$f")
+		[ -r "$f" ] || continue
+		scan threads-1 --json -j 1 "$f"
+		cp "$out" "$W/threads-1.json"
+		scan threads-4 --json -j 4 "$f"
+		if [ "$rc" = 0 ] && [ -s "$out" ] && cmp -s "$out" "$W/threads-1.json"; then
+			pass "threads: $(basename "$f") maps the same with -j 1 and -j 4"
+		else
+			fail "threads: $(basename "$f")" "-j 4 differs from -j 1 (exit $rc $(death))"
+		fi
+	done
+	scan threads-bad -j 0 "$W/tables.so"
+	expect_eq threads "-j 0 is a usage error" "$rc" 64
+}
+
 # --- malformed inputs ---------------------------------------------------------
 
 # check_case NAME FILE EXPECT KEYWORD: see tests/scan/corrupt.c for EXPECT.
@@ -692,6 +712,7 @@ t_gadgets
 t_surface
 t_libcrypto
 t_libc
+t_threads
 t_malformed
 t_random
 
