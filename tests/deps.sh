@@ -7,7 +7,7 @@ set -eu
 pkgs_for() {
 	case "$1" in
 	build) echo "libcapstone-dev libelf-dev pkg-config libssl3" ;;
-	vm)    echo "qemu-system-x86 cpio xz-utils aom-tools dav1d libswscale6 libswresample4" ;;
+	vm)    echo "qemu-system-x86 cpio xz-utils aom-tools dav1d vpx-tools libx264-164 libswscale6 libswresample4" ;;
 	bench) echo "gnuplot-nox binutils time python3" ;;
 	fuzz)  echo "clang libclang-rt-14-dev" ;;
 	*) echo "tests/deps.sh: unknown group '$1'" >&2; exit 64 ;;

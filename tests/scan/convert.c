@@ -6,6 +6,12 @@
  *   convert scale      a 64x48 YUV 4:2:0 picture to 40x30 RGB24, bicubic
  *   convert resample   0.1 s of a stereo float tone at 48 kHz to mono
  *                      16-bit at 22.05 kHz
+ *   convert x264       three 64x64 frames encoded with libx264 (ultrafast,
+ *                      one thread): a checksum of the H.264 stream
+ *
+ * x264's structures are reached through x264_param_parse(), the width
+ * and height at their place in x264_param_t, and the picture's planes in
+ * x264_picture_t, all fixed by the ABI of libx264.so.164 (x264.h).
  *
  * The libraries are opened with dlopen() and the few functions declared
  * here (FFmpeg 5.1's ABI: libswscale.so.6, libswresample.so.4), so that no
@@ -105,12 +111,91 @@ static int resample(void)
 	return 0;
 }
 
+struct x264_img {                /* x264_image_t */
+	int csp, planes, stride[4];
+	uint8_t *plane[4];
+};
+
+struct x264_pic {                /* x264_picture_t, as far as the image */
+	int type, qpplus1, pic_struct, keyframe;
+	int64_t pts, dts;
+	void *param;
+	struct x264_img img;
+	char rest[512];         /* the fields after img, unused here */
+};
+
+struct x264_nal {                /* x264_nal_t */
+	int ref_idc, type, long_startcode, first_mb, last_mb, payload;
+	uint8_t *p_payload;
+	int padding;
+};
+
+static int x264(void)
+{
+	void *lib = dlopen("libx264.so.164", RTLD_NOW);
+	int (*preset)(void *, const char *, const char *) =
+		(int (*)(void *, const char *, const char *))sym(lib, "x264_param_default_preset");
+	int (*parse)(void *, const char *, const char *) =
+		(int (*)(void *, const char *, const char *))sym(lib, "x264_param_parse");
+	void *(*open_)(void *) = (void *(*)(void *))sym(lib, "x264_encoder_open_164");
+	int (*alloc)(struct x264_pic *, int, int, int) =
+		(int (*)(struct x264_pic *, int, int, int))sym(lib, "x264_picture_alloc");
+	int (*enc)(void *, struct x264_nal **, int *, struct x264_pic *, struct x264_pic *) =
+		(int (*)(void *, struct x264_nal **, int *, struct x264_pic *, struct x264_pic *))
+			sym(lib, "x264_encoder_encode");
+	int (*delayed)(void *) = (int (*)(void *))sym(lib, "x264_encoder_delayed_frames");
+	static char param[8192];        /* x264_param_t is smaller */
+	static const char *const opts[][2] = {
+		{ "fps", "5" }, { "threads", "1" }, { "keyint", "3" },
+	};
+	struct x264_pic pic, out;
+	struct x264_nal *nal;
+	uint64_t h = 1469598103934665603ull;
+	int nnal, bytes = 0;
+	void *e;
+
+	if (!preset || !parse || !open_ || !alloc || !enc || !delayed ||
+	    preset(param, "ultrafast", NULL) < 0)
+		return 1;
+	/* x264_param_t starts: cpu, i_threads, i_lookahead_threads,
+	 * b_sliced_threads, b_deterministic, b_cpu_independent,
+	 * i_sync_lookahead, i_width, i_height (all 32-bit). */
+	int wh[2] = { 64, 64 };
+	memcpy(param + 28, wh, sizeof wh);
+	for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
+		if (parse(param, opts[i][0], opts[i][1]) < 0)
+			return fprintf(stderr, "convert: x264 %s\n", opts[i][0]), 1;
+	memset(&pic, 0, sizeof pic);
+	if (alloc(&pic, 0x0002 /* X264_CSP_I420 */, 64, 64) < 0 || !(e = open_(param)))
+		return fputs("convert: x264_encoder_open failed\n", stderr), 1;
+	for (int f = 0; f < 3 + 8; f++) {
+		struct x264_pic *in = f < 3 ? &pic : NULL;
+		if (in) {
+			for (int p = 0; p < 3; p++)
+				for (int i = 0; i < (p ? 32 * 32 : 64 * 64); i++)
+					pic.img.plane[p][i] = (uint8_t)(i * (p + 3) + f * 17);
+			pic.pts = f;
+		} else if (!delayed(e)) {
+			break;
+		}
+		int n = enc(e, &nal, &nnal, in, &out);
+		if (n < 0)
+			return fputs("convert: x264_encoder_encode failed\n", stderr), 1;
+		if (n > 0)      /* the payloads of one call are contiguous */
+			h = fnv(h, nal[0].p_payload, (size_t)n), bytes += n;
+	}
+	printf("x264 %d %016llx\n", bytes, (unsigned long long)h);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "x264"))
+		return x264();
 	if (argc == 2 && !strcmp(argv[1], "scale"))
 		return scale();
 	if (argc == 2 && !strcmp(argv[1], "resample"))
 		return resample();
-	fputs("usage: convert scale|resample\n", stderr);
+	fputs("usage: convert scale|resample|x264\n", stderr);
 	return 1;
 }
