@@ -53,14 +53,17 @@ static bool reads_nothing(unsigned insn)
 }
 
 /* A code address loaded into a register goes to flow.c, which follows the
- * register; an address of a known entry is code already. */
+ * register.  An address of a known entry is code already, and one in
+ * .rodata inside an exec segment (files without separate-code) is data by
+ * its section: classify.c marks it whoever reads it. */
 static int push_cand(struct scan *s, const cs_insn *in, uint64_t target,
                      enum xom_reason reason, uint32_t region)
 {
 	struct cand *c;
 
 	if (!exec_seg_at(s, target) ||
-	    sorted_has_u64(s->entries.p, s->entries.n, target))
+	    sorted_has_u64(s->entries.p, s->entries.n, target) ||
+	    scan_in_data_section(s, target))
 		return 0;
 	if (!(c = vec_push(&s->cands)))
 		return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
@@ -142,6 +145,14 @@ struct dec {
 	bool fast;              /* quiet works */
 };
 
+/* Whether a read of vaddr can make code bytes data: it lies in an exec
+ * segment, and not in .rodata or another section that is data anyway
+ * (classify.c drops such reads; files without separate-code have many). */
+static bool names_code(const struct scan *s, uint64_t vaddr)
+{
+	return exec_seg_at(s, vaddr) && !scan_in_data_section(s, vaddr);
+}
+
 /*
  * Whether an instruction of a non-PIE file may name an address of the code
  * absolutely: a 32- or 64-bit immediate, or a 32-bit displacement with no
@@ -187,7 +198,7 @@ static int note_quiet(struct scan *s, struct dec *d, const uint8_t *code,
 		return push_call(s, next + (uint64_t)(int64_t)rel);
 	}
 	if (!(x->encoding.modrm_offset && (x->modrm & 0xc7) == 0x05 &&
-	      x->addr_size == 8 && exec_seg_at(s, next + (uint64_t)x->disp)) &&
+	      x->addr_size == 8 && names_code(s, next + (uint64_t)x->disp)) &&
 	    !(in->id == X86_INS_CALL && x->opcode[0] == 0xe8) &&
 	    !(s->e_type == ET_EXEC && names_absolute(s, in)))
 		return 0;
@@ -292,7 +303,10 @@ static bool looks_like_code(struct scan *s, csh h, cs_insn *in, uint64_t target)
 	return n >= 3;
 }
 
-/* Relocated pointers that land on plausible code become code entries. */
+/* Relocated pointers that land on plausible code become code entries
+ * (pointers into .rodata inside an exec segment are data by their place).
+ * looks_like_code() reads ids, groups and bytes only: the quiet handle
+ * serves. */
 static int find_pointed_code(struct scan *s, csh h, cs_insn *in)
 {
 	const struct ref *r = s->refs.p;
@@ -304,6 +318,7 @@ static int find_pointed_code(struct scan *s, csh h, cs_insn *in)
 		if (r[i].reason != XOM_R_ABSOLUTE || r[i].has_ref || r[i].size ||
 		    sorted_has_u64(s->entries.p, before, r[i].target) ||
 		    scan_inside_function(s, r[i].target) ||
+		    scan_in_data_section(s, r[i].target) ||
 		    !looks_like_code(s, h, in, r[i].target))
 			continue;
 		if (!(e = vec_push(&s->entries)) || !(c = vec_push(&s->calls)))
@@ -534,7 +549,8 @@ int disasm_code(struct scan *s)
 			rc = sweep(s, &d, (uint32_t)i, r[i].addr, r[i].addr + r[i].size);
 	}
 	if (!rc)
-		rc = find_pointed_code(s, d.full, d.in_full);
+		rc = d.fast ? find_pointed_code(s, d.quiet, d.in)
+		            : find_pointed_code(s, d.full, d.in_full);
 out:
 	close_dec(&d);
 	return rc;

@@ -143,6 +143,10 @@ bool image_has(const struct scan *s, uint64_t off, uint64_t n);
 /* The executable segment holding vaddr, or NULL. */
 const struct xom_segment *exec_seg_at(const struct scan *s, uint64_t vaddr);
 
+/* Whether vaddr lies in an allocated section without SHF_EXECINSTR
+ * (.rodata, .eh_frame, ...): data by its place, whoever reads it. */
+bool scan_in_data_section(const struct scan *s, uint64_t vaddr);
+
 /* Append an address, or a reference, when it lies in an exec segment. */
 int scan_push_addr(struct scan *s, struct vec *v, uint64_t addr);
 int scan_push_ref(struct scan *s, uint64_t target, uint32_t size,

@@ -88,6 +88,14 @@ const struct xom_segment *exec_seg_at(const struct scan *s, uint64_t vaddr)
 	return NULL;
 }
 
+bool scan_in_data_section(const struct scan *s, uint64_t vaddr)
+{
+	const struct span *v = s->spans.p;
+	size_t k = count_le(v, s->spans.n, sizeof *v, vaddr);
+
+	return k && vaddr < v[k - 1].end && !v[k - 1].exec;
+}
+
 int scan_push_addr(struct scan *s, struct vec *v, uint64_t addr)
 {
 	uint64_t *e;
