@@ -305,13 +305,10 @@ jpad 1 readable table
 pad_jpad 0 xom
 '
 
-# check_tables TAG FILE SYMFILE
-check_tables() {
-	local tag=$1 file=$2 symf=$3 json fn n want reason base
-	map_of "$tag" "$file" || return
-	json=$W/$tag.out
-	expect_eq "$tag" "exec_pages" "$(q "$json" get exec_pages)" \
-		"$("$H/elfq" "$file" execpages)"
+# expect_pages TAG JSON SYMFILE EXPECT: each "FUNCTION PAGES WANT [REASON]"
+# line of EXPECT holds for the page FUNCTION + PAGES * 4096.
+expect_pages() {
+	local tag=$1 json=$2 symf=$3 fn n want reason base
 	while read -r fn n want reason; do
 		[ -n "$fn" ] || continue
 		base=$(sym "$symf" "$fn")
@@ -320,7 +317,17 @@ check_tables() {
 			continue
 		fi
 		expect_page "$tag: $fn+${n}p" "$json" $((base + n * PAGE)) "$want" "$reason"
-	done <<<"$TABLES_EXPECT"
+	done <<<"$4"
+}
+
+# check_tables TAG FILE SYMFILE
+check_tables() {
+	local tag=$1 file=$2 symf=$3 json
+	map_of "$tag" "$file" || return
+	json=$W/$tag.out
+	expect_eq "$tag" "exec_pages" "$(q "$json" get exec_pages)" \
+		"$("$H/elfq" "$file" execpages)"
+	expect_pages "$tag" "$json" "$symf" "$TABLES_EXPECT"
 	# The data ranges name the instruction that reads them.
 	expect_ref "$tag" "$json" $(($(sym "$symf" rip_load) + PAGE)) "$(sym "$symf" rip_load)"
 	expect_ref "$tag" "$json" $(($(sym "$symf" lea_index) + PAGE)) "$(sym "$symf" lea_index)"
@@ -397,18 +404,7 @@ pad_last 0 xom
 '
 
 check_flow() {
-	local tag=$1 file=$2 json fn n want reason base
-	map_of "$tag" "$file" || return
-	json=$W/$tag.out
-	while read -r fn n want reason; do
-		[ -n "$fn" ] || continue
-		base=$(sym "$W/flow.so" "$fn")
-		if [ -z "$base" ]; then
-			fail "$tag: $fn" "no symbol $fn in flow.so"
-			continue
-		fi
-		expect_page "$tag: $fn+${n}p" "$json" $((base + n * PAGE)) "$want" "$reason"
-	done <<<"$FLOW_EXPECT"
+	map_of "$1" "$2" && expect_pages "$1" "$W/$1.out" "$W/flow.so" "$FLOW_EXPECT"
 }
 
 t_flow() {
