@@ -20,9 +20,9 @@ $(B)/bench/runner: bench/runner.c | $(B)/.deps-bench
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(XCFLAGS) -o $@ $< $(XLDFLAGS)
 
-$(B)/bench/capstone_decode: bench/capstone_decode.c | $(B)/.deps-build
+$(B)/bench/capstone_decode: bench/capstone_decode.c $(B)/scan/x86.o | $(B)/.deps-build
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(XCFLAGS) -o $@ $< $(XLDFLAGS) -lcapstone
+	$(CC) $(CFLAGS) $(XCFLAGS) -o $@ $^ $(XLDFLAGS) -lcapstone
 
 $(B)/bench/scan_time: bench/scan_time.c $(B)/libxom-scan.a | $(B)/.deps-build
 	@mkdir -p $(@D)

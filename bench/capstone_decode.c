@@ -3,7 +3,12 @@
  * decode, with CS_OPT_DETAIL, of the same bytes that xom-scan disassembles
  * (every SHF_EXECINSTR section), and nothing else.
  *
- *   capstone_decode [-r REPEAT] FILE...
+ *   capstone_decode [-q] [-r REPEAT] FILE...
+ *
+ * With -q the handle's text printer is turned off first, exactly as the
+ * scanner's sweep does it (x86_quiet() in scan/x86.c): the same Capstone
+ * calls on both sides of a comparison with the scanner's quiet sweep.
+ * Without it this is Capstone's ordinary detail decode, text included.
  *
  * It is written the way Capstone's own cstool uses the API: one handle, one
  * cs_malloc'd instruction, cs_disasm_iter over each section, and one byte
@@ -26,6 +31,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "../scan/x86.h"
 
 static double now_s(void)
 {
@@ -128,14 +135,19 @@ static int decode_file(csh h, cs_insn *insn, const char *path, int repeat)
 int main(int argc, char **argv)
 {
 	int repeat = 1, i = 1, status = 0;
+	bool quiet = false;
 	csh h;
 
-	if (argc > 2 && !strcmp(argv[1], "-r")) {
-		repeat = atoi(argv[2]);
-		i = 3;
+	if (argc > i && !strcmp(argv[i], "-q")) {
+		quiet = true;
+		i++;
+	}
+	if (argc > i + 1 && !strcmp(argv[i], "-r")) {
+		repeat = atoi(argv[i + 1]);
+		i += 2;
 	}
 	if (i >= argc || repeat < 1) {
-		fprintf(stderr, "usage: capstone_decode [-r REPEAT] FILE...\n");
+		fprintf(stderr, "usage: capstone_decode [-q] [-r REPEAT] FILE...\n");
 		return 2;
 	}
 	cs_err e = cs_open(CS_ARCH_X86, CS_MODE_64, &h);
@@ -147,6 +159,10 @@ int main(int argc, char **argv)
 	cs_insn *insn = cs_malloc(h);
 	if (!insn) {
 		fprintf(stderr, "capstone_decode: cs_malloc failed\n");
+		return 2;
+	}
+	if (quiet && !x86_quiet(h, insn)) {
+		fprintf(stderr, "capstone_decode: -q: this Capstone cannot be quieted\n");
 		return 2;
 	}
 	for (; i < argc; i++)

@@ -30,19 +30,35 @@
 
 static uint64_t page_down(uint64_t a) { return a & ~(uint64_t)(PAGE - 1); }
 
+/* The page that holds a segment's last byte.  elf.c rejects segments that
+ * reach the top page of the address space, so last_page() + PAGE does not
+ * wrap, and neither does any page-aligned end computed from it. */
+static uint64_t last_page(const struct xom_segment *g)
+{
+	return page_down(g->vaddr + g->memsz - 1);
+}
+
 /* ---- bytes that are data because of where they lie --------------------- */
 
 /* Pushes [lo, hi) as references a page at a time (a reference's size is
- * 32-bit); pages that start outside every exec segment are dropped. */
+ * 32-bit); pages that start outside every exec segment are dropped.  The
+ * step never goes past hi, so a range near the top of the address space
+ * cannot wrap the cursor back to zero. */
 static int push_range_refs(struct scan *s, uint64_t lo, uint64_t hi,
                            enum xom_reason reason)
 {
-	int rc = 0;
+	int rc;
 
-	for (uint64_t a = lo; a < hi && !rc; a += PAGE)
-		rc = scan_push_ref(s, a, (uint32_t)(hi - a < PAGE ? hi - a : PAGE),
-		                   reason, false, 0);
-	return rc;
+	for (uint64_t a = lo; a < hi; a += PAGE) {
+		uint64_t left = hi - a;
+
+		if ((rc = scan_push_ref(s, a, (uint32_t)(left < PAGE ? left : PAGE),
+		                        reason, false, 0)))
+			return rc;
+		if (left <= PAGE)
+			break;
+	}
+	return 0;
 }
 
 /* The ELF header and the program header table, where an exec segment
@@ -99,7 +115,7 @@ static int mark_other_segments(struct scan *s)
 			continue;
 		for (size_t i = 0; i < s->segs.n; i++) {
 			uint64_t plo = page_down(g[i].vaddr);
-			uint64_t phi = page_down(g[i].vaddr + g[i].memsz + PAGE - 1);
+			uint64_t phi = last_page(&g[i]) + PAGE;
 			uint64_t lo = l[k].vaddr > plo ? l[k].vaddr : plo;
 			uint64_t hi = l[k].vaddr + l[k].memsz < phi ? l[k].vaddr + l[k].memsz : phi;
 
@@ -298,11 +314,7 @@ static int build_pages(struct scan *s, struct xom_map *m)
 	size_t n = 0, cap = 0;
 
 	for (size_t i = 0; i < s->segs.n; i++) {
-		uint64_t lo = page_down(g[i].vaddr);
-		uint64_t hi = page_down(g[i].vaddr + g[i].memsz + PAGE - 1);
-		if (g[i].vaddr + g[i].memsz + PAGE - 1 < g[i].vaddr)
-			hi = page_down(UINT64_MAX);
-		cap += (hi - lo) / PAGE;
+		cap += (last_page(&g[i]) - page_down(g[i].vaddr)) / PAGE + 1;
 		if (cap > MAX_PAGES)
 			return scan_fail(s, XOM_SCAN_EMALFORMED,
 			                 "malformed: executable segments span more than 4 GiB");
@@ -312,8 +324,7 @@ static int build_pages(struct scan *s, struct xom_map *m)
 	if (!m->page_addr || !m->page_kind)
 		return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
 	for (size_t i = 0; i < s->segs.n; i++) {
-		uint64_t lo = page_down(g[i].vaddr);
-		uint64_t hi = lo + (page_down(g[i].vaddr + g[i].memsz - 1) - lo) + PAGE;
+		uint64_t lo = page_down(g[i].vaddr), hi = last_page(&g[i]) + PAGE;
 		for (uint64_t a = lo; a < hi; a += PAGE)
 			if (!n || m->page_addr[n - 1] < a)     /* segments may share a page */
 				m->page_addr[n++] = a;

@@ -8,17 +8,16 @@
  * and decoding starts afresh there.  One cs_insn is allocated for the whole
  * file (Capstone's intended loop; no per-instruction allocation).
  *
+ * A code address that an instruction only loads into a register (lea of a
+ * label, mov of an immediate in a non-PIE file) is not judged here: it goes
+ * to the list of candidates that flow.c follows through the code.
+ *
  * Reads: the image, segs, secs and e_type (elf.c); entries and funcs,
  * sorted; refs (elf.c), for relocated pointers.
- * Adds: refs from instructions; call targets; the relocated pointers that
- * decode as code, as entries (kept sorted) and call targets; the
- * instruction-start bitmap; code_bytes.
- * Calls: util.c and Capstone; nothing that decides what is data.
- *
- * The file runs a little past 500 lines.  The sweep, the lea tracker and the
- * check for relocated pointers to code share one Capstone handle, its one
- * cs_insn and the helpers that read it (is_branch, the register families);
- * split, those helpers would need a header of their own for one stage.
+ * Adds: the regions it decoded; refs from instructions; candidates; call
+ * targets; the relocated pointers that decode as code, as entries (kept
+ * sorted) and call targets; the instruction-start bitmap; code_bytes.
+ * Calls: util.c, x86.c and Capstone; nothing that decides what is data.
  */
 #include <capstone/capstone.h>
 #include <elf.h>
@@ -26,8 +25,7 @@
 #include <string.h>
 
 #include "scan.h"
-
-struct region { uint64_t addr, size, offset; };
+#include "x86.h"
 
 static int push_ref(struct scan *s, uint64_t target, uint64_t at,
                     uint32_t size, enum xom_reason reason)
@@ -38,14 +36,6 @@ static int push_ref(struct scan *s, uint64_t target, uint64_t at,
 static int push_call(struct scan *s, uint64_t target)
 {
 	return scan_push_addr(s, &s->calls, target);
-}
-
-static bool is_branch(const cs_detail *d)
-{
-	for (uint8_t i = 0; i < d->groups_count; i++)
-		if (d->groups[i] == CS_GRP_JUMP || d->groups[i] == CS_GRP_CALL)
-			return true;
-	return false;
 }
 
 /* Instructions whose memory operand names an address without reading it. */
@@ -62,150 +52,47 @@ static bool reads_nothing(unsigned insn)
 	}
 }
 
-/* The 64-bit register that reg is part of (its family's index + 1), or 0
- * for anything but a general-purpose register. */
-static unsigned reg_family(unsigned reg)
+/* A code address loaded into a register goes to flow.c, which follows the
+ * register.  An address of a known entry is code already, and one in
+ * .rodata inside an exec segment (files without separate-code) is data by
+ * its section: classify.c marks it whoever reads it. */
+static int push_cand(struct scan *s, const cs_insn *in, uint64_t target,
+                     enum xom_reason reason, uint32_t region)
 {
-	static const unsigned short fam[][5] = {
-		{ X86_REG_RAX, X86_REG_EAX, X86_REG_AX, X86_REG_AL, X86_REG_AH },
-		{ X86_REG_RBX, X86_REG_EBX, X86_REG_BX, X86_REG_BL, X86_REG_BH },
-		{ X86_REG_RCX, X86_REG_ECX, X86_REG_CX, X86_REG_CL, X86_REG_CH },
-		{ X86_REG_RDX, X86_REG_EDX, X86_REG_DX, X86_REG_DL, X86_REG_DH },
-		{ X86_REG_RSI, X86_REG_ESI, X86_REG_SI, X86_REG_SIL, 0 },
-		{ X86_REG_RDI, X86_REG_EDI, X86_REG_DI, X86_REG_DIL, 0 },
-		{ X86_REG_RBP, X86_REG_EBP, X86_REG_BP, X86_REG_BPL, 0 },
-		{ X86_REG_RSP, X86_REG_ESP, X86_REG_SP, X86_REG_SPL, 0 },
-		{ X86_REG_R8, X86_REG_R8D, X86_REG_R8W, X86_REG_R8B, 0 },
-		{ X86_REG_R9, X86_REG_R9D, X86_REG_R9W, X86_REG_R9B, 0 },
-		{ X86_REG_R10, X86_REG_R10D, X86_REG_R10W, X86_REG_R10B, 0 },
-		{ X86_REG_R11, X86_REG_R11D, X86_REG_R11W, X86_REG_R11B, 0 },
-		{ X86_REG_R12, X86_REG_R12D, X86_REG_R12W, X86_REG_R12B, 0 },
-		{ X86_REG_R13, X86_REG_R13D, X86_REG_R13W, X86_REG_R13B, 0 },
-		{ X86_REG_R14, X86_REG_R14D, X86_REG_R14W, X86_REG_R14B, 0 },
-		{ X86_REG_R15, X86_REG_R15D, X86_REG_R15W, X86_REG_R15B, 0 },
-	};
+	struct cand *c;
 
-	for (size_t i = 0; i < sizeof fam / sizeof fam[0]; i++)
-		for (size_t k = 0; k < 5; k++)
-			if (fam[i][k] && fam[i][k] == reg)
-				return (unsigned)i + 1;
+	if (!exec_seg_at(s, target) ||
+	    sorted_has_u64(s->entries.p, s->entries.n, target) ||
+	    scan_in_data_section(s, target))
+		return 0;
+	if (!(c = vec_push(&s->cands)))
+		return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
+	*c = (struct cand){ .at = in->address, .target = target,
+	                    .region = region, .reason = (uint8_t)reason };
 	return 0;
 }
 
-static uint32_t reg_bit(unsigned reg)
-{
-	unsigned r = reg_family(reg);
-
-	return r ? 1u << r : 0;
-}
-
-static bool is_reg64(unsigned reg)
-{
-	switch (reg) {
-	case X86_REG_RAX: case X86_REG_RBX: case X86_REG_RCX: case X86_REG_RDX:
-	case X86_REG_RSI: case X86_REG_RDI: case X86_REG_RBP: case X86_REG_RSP:
-	case X86_REG_R8: case X86_REG_R9: case X86_REG_R10: case X86_REG_R11:
-	case X86_REG_R12: case X86_REG_R13: case X86_REG_R14: case X86_REG_R15:
-		return true;
-	default:
-		return false;
-	}
-}
-
-/*
- * Follows the register that a lea into the code loaded, for a few
- * straight-line instructions, to tell a code label from a table:
- *   lea L(%rip), %r9; movslq (%rdi,%rax,4), %rax; add %r9, %rax; jmp *%rax
- * jumps to L plus an offset, so L is code (glibc's vfprintf and memmove
- * do this).  Any use of the register to address memory means a table, and
- * so does anything the tracker does not understand: the lea's reference
- * stays a table unless the jump is seen.
- */
-#define TRACK_WINDOW 24
-
-struct track {
-	bool live;
-	uint32_t regs;          /* one bit per general-purpose register */
-	uint64_t target;        /* what the lea loaded */
-	unsigned left;          /* instructions still to follow */
-};
-
-static void track_start(struct track *tk, const cs_insn *in, uint64_t target)
+/* mov $imm, %reg in a non-PIE file: the register holds the address. */
+static bool loads_imm(const cs_insn *in)
 {
 	const cs_x86 *x = &in->detail->x86;
 
-	tk->live = x->op_count == 2 && x->operands[0].type == X86_OP_REG &&
-	                is_reg64(x->operands[0].reg);
-	tk->regs = tk->live ? reg_bit(x->operands[0].reg) : 0;
-	tk->target = target;
-	tk->left = TRACK_WINDOW;
+	return (in->id == X86_INS_MOV || in->id == X86_INS_MOVABS) &&
+	       x->op_count == 2 && x->operands[0].type == X86_OP_REG &&
+	       x86_fam_wide(x->operands[0].reg) && x->operands[1].type == X86_OP_IMM;
 }
 
-static int track_insn(struct scan *s, struct track *tk, const cs_insn *in)
-{
-	const cs_detail *d = in->detail;
-	const cs_x86 *x = &d->x86;
-	uint32_t set = tk->regs, written = 0;
-
-	if (!tk->live)
-		return 0;
-	if (in->id == X86_INS_LEA && x->op_count == 2 &&
-	    x->operands[0].type == X86_OP_REG && is_reg64(x->operands[0].reg)) {
-		const cs_x86_op *m = &x->operands[1];
-		/* lea (%r9,%rcx), %rcx computes, it does not read. */
-		if ((reg_bit(m->mem.base) | reg_bit(m->mem.index)) & set)
-			tk->regs |= reg_bit(x->operands[0].reg);
-		else
-			tk->regs &= ~reg_bit(x->operands[0].reg);
-		goto next;
-	}
-	for (uint8_t i = 0; i < x->op_count; i++) {
-		const cs_x86_op *op = &x->operands[i];
-		if (op->type == X86_OP_MEM &&
-		    ((reg_bit(op->mem.base) | reg_bit(op->mem.index)) & set))
-			goto stop;      /* addresses memory: a table */
-	}
-	if (is_branch(d)) {
-		if ((in->id == X86_INS_JMP || in->id == X86_INS_CALL) &&
-		    x->op_count == 1 && x->operands[0].type == X86_OP_REG &&
-		    (reg_bit(x->operands[0].reg) & set))
-			return push_call(s, tk->target);
-		goto stop;
-	}
-	if ((in->id == X86_INS_ADD || in->id == X86_INS_MOV) && x->op_count == 2 &&
-	    x->operands[0].type == X86_OP_REG && x->operands[1].type == X86_OP_REG &&
-	    (reg_bit(x->operands[1].reg) & set) && is_reg64(x->operands[0].reg)) {
-		tk->regs |= reg_bit(x->operands[0].reg);
-		goto next;
-	}
-	/* label + offset is still label-derived. */
-	if ((in->id == X86_INS_ADD || in->id == X86_INS_SUB) && x->op_count == 2 &&
-	    x->operands[0].type == X86_OP_REG && is_reg64(x->operands[0].reg) &&
-	    (reg_bit(x->operands[0].reg) & set))
-		goto next;
-	for (uint8_t i = 0; i < x->op_count; i++)
-		if (x->operands[i].type == X86_OP_REG && (x->operands[i].access & CS_AC_WRITE))
-			written |= reg_bit(x->operands[i].reg);
-	for (uint8_t i = 0; i < d->regs_write_count; i++)
-		written |= reg_bit(d->regs_write[i]);
-	tk->regs &= ~written;
-	if (!tk->regs)
-		goto stop;
-next:
-	if (--tk->left)
-		return 0;
-stop:
-	tk->live = false;
-	return 0;
-}
-
-static int note_insn(struct scan *s, struct track *tk, const cs_insn *in)
+static int note_insn(struct scan *s, const cs_insn *in, uint32_t region)
 {
 	const cs_x86 *x = &in->detail->x86;
 	uint64_t next = in->address + in->size;
 	bool absolute = s->e_type == ET_EXEC;
-	bool branch = is_branch(in->detail);
+	bool branch = x86_is_branch(in->detail);
 	int rc;
+
+	if (absolute && loads_imm(in))
+		return push_cand(s, in, (uint64_t)x->operands[1].imm,
+		                 XOM_R_ABSOLUTE, region);
 
 	for (uint8_t i = 0; i < x->op_count; i++) {
 		const cs_x86_op *op = &x->operands[i];
@@ -213,11 +100,8 @@ static int note_insn(struct scan *s, struct track *tk, const cs_insn *in)
 		if (op->type == X86_OP_MEM && op->mem.base == X86_REG_RIP) {
 			uint64_t t = next + (uint64_t)op->mem.disp;
 
-			if (in->id == X86_INS_LEA) {
-				rc = push_ref(s, t, in->address, 0, XOM_R_TABLE);
-				if (!rc && exec_seg_at(s, t))
-					track_start(tk, in, t);
-			}
+			if (in->id == X86_INS_LEA)
+				rc = push_cand(s, in, t, XOM_R_TABLE, region);
 			else if (reads_nothing(in->id))
 				continue;
 			else
@@ -252,90 +136,92 @@ static int note_insn(struct scan *s, struct track *tk, const cs_insn *in)
 	return 0;
 }
 
+/* The two decoders of the sweep: quiet (no text, no operands; see
+ * x86_quiet()) when Capstone allows it, and full, for the instructions
+ * whose operands matter. */
+struct dec {
+	csh quiet, full;
+	cs_insn *in, *in_full;
+	bool fast;              /* quiet works */
+};
+
+/* Whether a read of vaddr can make code bytes data: it lies in an exec
+ * segment, and not in .rodata or another section that is data anyway
+ * (classify.c drops such reads; files without separate-code have many). */
+static bool names_code(const struct scan *s, uint64_t vaddr)
+{
+	return exec_seg_at(s, vaddr) && !scan_in_data_section(s, vaddr);
+}
+
 /*
- * Capstone 4 cannot decode a share of the AVX2 and AVX-512 instructions
- * that a current libc uses (about 800 in Debian 12's libc.so.6), and a
- * sweep that skipped one byte there would fall out of step and read
- * garbage as references.  The VEX (C4, C5) and EVEX (62) encodings have a
- * regular length, so that much is decoded here: prefix, opcode, ModRM, SIB,
- * displacement and immediate.  Returns the length, or 0 when this is not
- * such an instruction.  A RIP-relative operand sets *rip to its target.
+ * Whether an instruction of a non-PIE file may name an address of the code
+ * absolutely: a 32- or 64-bit immediate, or a 32-bit displacement with no
+ * base register (ModRM 00 100 and SIB base 101), whose value lies in an
+ * exec segment.  Both extensions of an imm32 are tried.
  */
-static size_t vex_length(const uint8_t *p, size_t left, uint64_t pc,
-                         uint64_t *rip)
+static bool names_absolute(struct scan *s, const cs_insn *in)
 {
-	size_t n, map;
-	uint8_t op, modrm, mod, rm;
+	const cs_x86 *x = &in->detail->x86;
+	unsigned off = x->encoding.imm_offset, size = x->encoding.imm_size;
 
-	if (left < 3)
-		return 0;
-	if (p[0] == 0xc5) {
-		n = 2, map = 1;
-	} else if (p[0] == 0xc4) {
-		n = 3, map = p[1] & 0x1f;
-	} else if (p[0] == 0x62) {
-		if (left < 5 || (p[1] & 0x0c) || !(p[2] & 0x04))
-			return 0;       /* reserved bits: not EVEX */
-		n = 4, map = p[1] & 0x03;
-	} else {
-		return 0;
+	if ((size == 4 || size == 8) && off + size <= in->size) {
+		uint64_t v = 0;
+		int32_t v32;
+		memcpy(&v, in->bytes + off, size);
+		memcpy(&v32, in->bytes + off, 4);
+		if (exec_seg_at(s, v) || (size == 4 && exec_seg_at(s, (uint64_t)(int64_t)v32)))
+			return true;
 	}
-	if (map < 1 || map > 3 || left < n + 2)
-		return 0;
-	op = p[n++];
-	modrm = p[n++];
-	mod = modrm >> 6, rm = modrm & 7;
-	*rip = 0;
-	if (mod != 3 && rm == 4) {
-		if (left < n + 1)
-			return 0;
-		if (mod == 0 && (p[n] & 7) == 5)
-			n += 4;         /* SIB with no base: disp32 */
-		n++;
-	}
-	if (mod == 1) {
-		n += 1;
-	} else if (mod == 2) {
-		n += 4;
-	} else if (mod == 0 && rm == 5) {
-		int32_t disp;
-		size_t at = n;
-
-		n += 4;
-		if (left < n)
-			return 0;
-		memcpy(&disp, p + at, 4);
-		*rip = (uint64_t)(int64_t)disp;       /* completed below */
-	}
-	if (map == 3 || (map == 1 && ((op >= 0x70 && op <= 0x73) ||
-	                              (op >= 0xc4 && op <= 0xc6) || op == 0xc2)))
-		n += 1;
-	if (left < n)
-		return 0;
-	if (mod == 0 && rm == 5)
-		*rip += pc + n;
-	return n;
+	return x->encoding.modrm_offset && (x->modrm & 0xc7) == 0x04 &&
+	       (x->sib & 7) == 5 && exec_seg_at(s, (uint64_t)x->disp);
 }
 
-/* The length of an instruction Capstone 4 cannot decode but this file can:
- * VEX/EVEX, and rdpkru/wrpkru; 0 for anything else. */
-static size_t raw_length(const uint8_t *p, size_t left, uint64_t pc,
-                         uint64_t *rip)
+/*
+ * Without operands, what note_insn() would record: a RIP-relative operand
+ * whose target is in an exec segment, an absolute address of the code in
+ * a non-PIE file (then the instruction is decoded again, fully, and
+ * note_insn() judges it), and a direct call's target.  No other
+ * instruction can reference the code.
+ */
+static int note_quiet(struct scan *s, struct dec *d, const uint8_t *code,
+                      uint32_t region)
 {
-	*rip = 0;
-	if (left >= 3 && p[0] == 0x0f && p[1] == 0x01 && (p[2] == 0xee || p[2] == 0xef))
-		return 3;
-	return vex_length(p, left, pc, rip);
+	const cs_insn *in = d->in;
+	const cs_x86 *x = &in->detail->x86;
+	uint64_t next = in->address + in->size, pc = in->address;
+	size_t n = in->size;
+
+	if (in->id == X86_INS_CALL && x->opcode[0] == 0xe8 &&
+	    x->encoding.imm_size == 4 && x->encoding.imm_offset + 4u == in->size) {
+		int32_t rel;
+		memcpy(&rel, in->bytes + x->encoding.imm_offset, 4);
+		return push_call(s, next + (uint64_t)(int64_t)rel);
+	}
+	if (!(x->encoding.modrm_offset && (x->modrm & 0xc7) == 0x05 &&
+	      x->addr_size == 8 && names_code(s, next + (uint64_t)x->disp)) &&
+	    !(in->id == X86_INS_CALL && x->opcode[0] == 0xe8) &&
+	    !(s->e_type == ET_EXEC && names_absolute(s, in)))
+		return 0;
+	/* A lea needs no operands: its target is all that note_insn() takes. */
+	if (in->id == X86_INS_LEA && x->encoding.modrm_offset)
+		return push_cand(s, in, next + (uint64_t)x->disp, XOM_R_TABLE, region);
+	if (!cs_disasm_iter(d->full, &code, &n, &pc, d->in_full))
+		return 0;
+	return note_insn(s, d->in_full, region);
 }
 
-/* Decodes one region, restarting at every entry (entries sorted). */
-static int sweep(struct scan *s, csh h, cs_insn *in, const struct region *r)
+/* Decodes [lo, hi) of one region, restarting at every entry (entries
+ * sorted); lo and hi are the region's ends or entries. */
+static int sweep(struct scan *s, struct dec *d, uint32_t ri, uint64_t lo_addr,
+                 uint64_t hi_addr)
 {
+	csh h = d->fast ? d->quiet : d->full;
+	cs_insn *in = d->fast ? d->in : d->in_full;
+	const struct region *r = (const struct region *)s->regions.p + ri;
 	const uint64_t *ent = s->entries.p;
 	size_t ne = s->entries.n;
-	uint64_t end = r->addr + r->size, addr = r->addr;
+	uint64_t end = hi_addr, addr = lo_addr;
 	size_t lo = count_le(ent, ne, sizeof *ent, addr);   /* next entry */
-	struct track tk = { .live = false };
 	int rc;
 
 	while (addr < end) {
@@ -345,11 +231,12 @@ static int sweep(struct scan *s, csh h, cs_insn *in, const struct region *r)
 		uint64_t pc = addr;
 
 		while (left) {
+			const uint8_t *at = code;
+
 			if (!cs_disasm_iter(h, &code, &left, &pc, in)) {
 				uint64_t rip = 0;
-				size_t n = raw_length(code, left, pc, &rip);
+				size_t n = x86_raw_length(code, left, pc, &rip, NULL);
 
-				tk.live = false;
 				if (n) {
 					scan_mark_start(s, pc);
 					/* The operand size is unknown: assume a
@@ -364,42 +251,15 @@ static int sweep(struct scan *s, csh h, cs_insn *in, const struct region *r)
 				continue;
 			}
 			scan_mark_start(s, in->address);
-			if ((rc = track_insn(s, &tk, in)) || (rc = note_insn(s, &tk, in)))
+			if ((rc = d->fast ? note_quiet(s, d, at, ri) : note_insn(s, in, ri)))
 				return rc;
 		}
-		tk.live = false;
 		s->code_bytes += stop - addr;
 		addr = stop;
 		while (lo < ne && ent[lo] <= addr)
 			lo++;
 	}
 	return 0;
-}
-
-/* Instructions that ordinary user code does not begin with: what data
- * decoded as code quickly runs into. */
-static bool implausible(const cs_insn *in)
-{
-	switch (in->id) {
-	case X86_INS_HLT: case X86_INS_IN: case X86_INS_OUT:
-	case X86_INS_INSB: case X86_INS_INSW: case X86_INS_INSD:
-	case X86_INS_OUTSB: case X86_INS_OUTSW: case X86_INS_OUTSD:
-	case X86_INS_CLI: case X86_INS_STI: case X86_INS_INT: case X86_INS_INT1:
-	case X86_INS_INT3: case X86_INS_INTO: case X86_INS_LJMP:
-	case X86_INS_LCALL: case X86_INS_RETF: case X86_INS_RETFQ:
-	case X86_INS_IRET: case X86_INS_IRETD: case X86_INS_IRETQ:
-	case X86_INS_SAHF: case X86_INS_LAHF: case X86_INS_CMC:
-		return true;
-	default:
-		break;
-	}
-	if (in->size >= 2 && in->bytes[0] == 0 && in->bytes[1] == 0)
-		return true;    /* add %al,(%rax): zeros */
-	for (uint8_t i = 0; i < in->detail->groups_count; i++)
-		if (in->detail->groups[i] == CS_GRP_PRIVILEGE ||
-		    in->detail->groups[i] == X86_GRP_3DNOW)
-			return true;
-	return false;
 }
 
 /*
@@ -426,13 +286,13 @@ static bool looks_like_code(struct scan *s, csh h, cs_insn *in, uint64_t target)
 	while (left && n < 8) {
 		if (!cs_disasm_iter(h, &code, &left, &pc, in)) {
 			uint64_t rip;
-			size_t k = vex_length(code, left, pc, &rip);
+			size_t k = x86_raw_length(code, left, pc, &rip, NULL);
 			if (!k)
 				return false;
 			code += k, left -= k, pc += k, n++;
 			continue;
 		}
-		if (implausible(in))
+		if (x86_implausible(in))
 			return false;
 		n++;
 		for (uint8_t i = 0; i < in->detail->groups_count; i++)
@@ -443,7 +303,10 @@ static bool looks_like_code(struct scan *s, csh h, cs_insn *in, uint64_t target)
 	return n >= 3;
 }
 
-/* Relocated pointers that land on plausible code become code entries. */
+/* Relocated pointers that land on plausible code become code entries
+ * (pointers into .rodata inside an exec segment are data by their place).
+ * looks_like_code() reads ids, groups and bytes only: the quiet handle
+ * serves. */
 static int find_pointed_code(struct scan *s, csh h, cs_insn *in)
 {
 	const struct ref *r = s->refs.p;
@@ -455,6 +318,7 @@ static int find_pointed_code(struct scan *s, csh h, cs_insn *in)
 		if (r[i].reason != XOM_R_ABSOLUTE || r[i].has_ref || r[i].size ||
 		    sorted_has_u64(s->entries.p, before, r[i].target) ||
 		    scan_inside_function(s, r[i].target) ||
+		    scan_in_data_section(s, r[i].target) ||
 		    !looks_like_code(s, h, in, r[i].target))
 			continue;
 		if (!(e = vec_push(&s->entries)) || !(c = vec_push(&s->calls)))
@@ -465,8 +329,9 @@ static int find_pointed_code(struct scan *s, csh h, cs_insn *in)
 	return 0;
 }
 
-static int collect_regions(struct scan *s, struct vec *out)
+static int collect_regions(struct scan *s)
 {
+	struct vec *out = &s->regions;
 	const struct section *sec = s->secs.p;
 	const struct xom_segment *g = s->segs.p;
 	struct region *r;
@@ -501,37 +366,192 @@ static int collect_regions(struct scan *s, struct vec *out)
 	return 0;
 }
 
-int disasm_code(struct scan *s)
+static int open_decoder(struct scan *s, csh *h, cs_insn **in)
 {
-	struct vec regions = { .size = sizeof(struct region) };
-	cs_insn *in = NULL;
-	cs_err ce;
-	csh h = 0;
-	int rc;
+	cs_err ce = cs_open(CS_ARCH_X86, CS_MODE_64, h);
 
-	if ((rc = scan_alloc_starts(s)))
-		return rc;
-	if ((ce = cs_open(CS_ARCH_X86, CS_MODE_64, &h)) != CS_ERR_OK)
+	if (ce != CS_ERR_OK)
 		return scan_fail(s, XOM_SCAN_EDISASM, "cannot start the disassembler: %s",
 		                 cs_strerror(ce));
 	/* Operand details are what the analysis reads; skipdata stays off so
 	 * that an undecodable byte is seen and skipped one at a time. */
-	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
-	in = cs_malloc(h);
-	if (!in) {
-		rc = scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
-		goto out;
+	cs_option(*h, CS_OPT_DETAIL, CS_OPT_ON);
+	if (!(*in = cs_malloc(*h)))
+		return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
+	return 0;
+}
+
+static int open_dec(struct scan *s, struct dec *d)
+{
+	int rc;
+
+	if ((rc = open_decoder(s, &d->full, &d->in_full)) ||
+	    (rc = open_decoder(s, &d->quiet, &d->in)))
+		return rc;
+	d->fast = x86_quiet(d->quiet, d->in);
+	return 0;
+}
+
+static void close_dec(struct dec *d)
+{
+	if (d->in)
+		cs_free(d->in, 1);
+	if (d->in_full)
+		cs_free(d->in_full, 1);
+	if (d->quiet)
+		cs_close(&d->quiet);
+	if (d->full)
+		cs_close(&d->full);
+}
+
+/* ---- the sweep on several threads ------------------------------------- */
+
+/*
+ * A large file's sweep is cut into chunks at code entries, where the sweep
+ * restarts decoding anyway, so a chunk decodes exactly as the whole sweep
+ * does there.  Each chunk fills vectors of its own, through a private copy
+ * of struct scan; the instruction-start bitmap is shared and marked with
+ * atomic operations.  The chunks' vectors are appended in address order,
+ * which is the order of the sequential sweep: the map is byte-identical
+ * for any number of threads.
+ */
+#define CHUNK_MIN (1u << 20)    /* bytes of code per chunk, at least */
+
+struct chunk {
+	uint32_t region;
+	uint64_t lo, hi;
+	struct vec refs, cands, calls;
+	uint64_t code_bytes;
+	int rc;
+	char err[256];
+};
+
+struct sweep_jobs {
+	struct scan *s;
+	struct chunk *c;
+	struct dec *dec;        /* one per worker, opened on first use */
+	bool *opened;
+};
+
+static void sweep_job(void *ctx, size_t j, unsigned worker)
+{
+	struct sweep_jobs *q = ctx;
+	struct chunk *c = &q->c[j];
+	struct scan t = *q->s;
+
+	t.err = c->err, t.errlen = sizeof c->err;
+	t.refs = (struct vec){ .size = sizeof(struct ref) };
+	t.cands = (struct vec){ .size = sizeof(struct cand) };
+	t.calls = (struct vec){ .size = sizeof(uint64_t) };
+	t.code_bytes = 0;
+	t.mark_vaddr = t.mark_size = 0;
+	t.atomic_marks = true;
+	if (!q->opened[worker]) {
+		q->opened[worker] = true;
+		if ((c->rc = open_dec(&t, &q->dec[worker])))
+			return;
 	}
-	if ((rc = collect_regions(s, &regions)))
+	c->rc = sweep(&t, &q->dec[worker], c->region, c->lo, c->hi);
+	c->refs = t.refs, c->cands = t.cands, c->calls = t.calls;
+	c->code_bytes = t.code_bytes;
+}
+
+/* Cuts the regions into chunks of about total / parts bytes, at entries. */
+static int plan_chunks(struct scan *s, struct vec *out, unsigned parts)
+{
+	const struct region *r = s->regions.p;
+	const uint64_t *e = s->entries.p;
+	uint64_t total = 0, want;
+
+	for (size_t i = 0; i < s->regions.n; i++)
+		total += r[i].size;
+	want = total / parts > CHUNK_MIN ? total / parts : CHUNK_MIN;
+	for (size_t i = 0; i < s->regions.n; i++) {
+		uint64_t lo = r[i].addr, end = r[i].addr + r[i].size;
+
+		while (lo < end) {
+			uint64_t hi = end;
+			struct chunk *c;
+
+			if (end - lo > want) {
+				size_t k = count_le(e, s->entries.n, sizeof *e, lo + want);
+				if (k < s->entries.n && e[k] < end)
+					hi = e[k];
+			}
+			if (!(c = vec_push(out)))
+				return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
+			*c = (struct chunk){ .region = (uint32_t)i, .lo = lo, .hi = hi };
+			lo = hi;
+		}
+	}
+	return 0;
+}
+
+static int append(struct scan *s, struct vec *to, const struct vec *from)
+{
+	for (size_t i = 0; i < from->n; i++) {
+		void *p = vec_push(to);
+		if (!p)
+			return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
+		memcpy(p, (const char *)from->p + i * from->size, from->size);
+	}
+	return 0;
+}
+
+static int sweep_parallel(struct scan *s)
+{
+	struct vec chunks = { .size = sizeof(struct chunk) };
+	struct sweep_jobs q = { .s = s };
+	unsigned n = s->nthreads;
+	int rc;
+
+	q.dec = calloc(n, sizeof *q.dec);
+	q.opened = calloc(n, sizeof *q.opened);
+	if (!q.dec || !q.opened)
+		rc = scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
+	else
+		rc = plan_chunks(s, &chunks, 4 * n);
+	if (!rc) {
+		q.c = chunks.p;
+		scan_parallel(n, chunks.n, NULL, sweep_job, &q);
+	}
+	for (size_t i = 0; i < chunks.n; i++) {
+		struct chunk *c = &q.c[i];
+		if (!rc && c->rc)
+			rc = scan_fail(s, c->rc, "%s", c->err);
+		if (!rc && !(rc = append(s, &s->refs, &c->refs)) &&
+		    !(rc = append(s, &s->cands, &c->cands)))
+			rc = append(s, &s->calls, &c->calls);
+		s->code_bytes += c->code_bytes;
+		vec_free(&c->refs), vec_free(&c->cands), vec_free(&c->calls);
+	}
+	for (unsigned i = 0; q.dec && i < n; i++)
+		close_dec(&q.dec[i]);
+	free(q.dec);
+	free(q.opened);
+	vec_free(&chunks);
+	return rc;
+}
+
+int disasm_code(struct scan *s)
+{
+	struct dec d = { 0 };
+	int rc;
+
+	if ((rc = scan_alloc_starts(s)) || (rc = open_dec(s, &d)) ||
+	    (rc = collect_regions(s)))
 		goto out;
-	for (size_t i = 0; i < regions.n; i++)
-		if ((rc = sweep(s, h, in, (struct region *)regions.p + i)))
-			goto out;
-	rc = find_pointed_code(s, h, in);
+	if (s->nthreads > 1) {
+		rc = sweep_parallel(s);
+	} else {
+		const struct region *r = s->regions.p;
+		for (size_t i = 0; i < s->regions.n && !rc; i++)
+			rc = sweep(s, &d, (uint32_t)i, r[i].addr, r[i].addr + r[i].size);
+	}
+	if (!rc)
+		rc = d.fast ? find_pointed_code(s, d.quiet, d.in)
+		            : find_pointed_code(s, d.full, d.in_full);
 out:
-	vec_free(&regions);
-	if (in)
-		cs_free(in, 1);
-	cs_close(&h);
+	close_dec(&d);
 	return rc;
 }

@@ -11,7 +11,8 @@
  * Adds: e_type, textrel, writable_exec, the header offsets, the build-id;
  * segs, loads, secs, spans, syms and names; code entries and function
  * extents from symbols, relocations, init arrays, PLTs and e_entry; refs
- * for the other relocated pointers into code.
+ * for the other relocated pointers into code; the GOT slots of functions
+ * that do not return.
  * Calls: util.c and libelf.
  */
 #include <gelf.h>
@@ -113,6 +114,12 @@ static int load_phdrs(struct scan *s, Elf *e)
 		if (__builtin_add_overflow(ph.p_vaddr, ph.p_memsz, &end))
 			return scan_fail(s, XOM_SCAN_EMALFORMED,
 			                 "malformed: segment %zu wraps the address space", i);
+		/* Mapped, it would end past the last page boundary: no kernel
+		 * maps it, and its page-aligned end does not fit 64 bits. */
+		if (end > (UINT64_MAX & ~(uint64_t)(XOM_PAGE_SIZE - 1)))
+			return scan_fail(s, XOM_SCAN_EMALFORMED,
+			                 "malformed: segment %zu reaches the last page of the address space",
+			                 i);
 		if (ph.p_filesz > ph.p_memsz)
 			return scan_fail(s, XOM_SCAN_EMALFORMED,
 			                 "malformed: segment %zu file size exceeds memory size", i);
@@ -296,13 +303,56 @@ static bool in_array_section(const struct scan *s, uint64_t vaddr)
 	return false;
 }
 
+/* Functions that do not return, which a call through the PLT may reach. */
+static bool is_noreturn(const char *name)
+{
+	static const char *const names[] = {
+		"__stack_chk_fail", "abort", "exit", "_exit", "_Exit",
+		"__assert_fail", "__fortify_fail", "__chk_fail", "quick_exit",
+		"__cxa_throw", "__cxa_rethrow", "_Unwind_Resume", "pthread_exit",
+		"longjmp", "siglongjmp", "__longjmp_chk", "err", "errx",
+	};
+
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	return false;
+}
+
+/* The GOT slot of a JUMP_SLOT relocation for a function that does not
+ * return: a PLT entry that jumps through it ends a path in flow.c. */
+static int note_jump_slot(struct scan *s, Elf *e, const struct section *sec,
+                          const Elf64_Rela *r)
+{
+	const struct section *syms = s->secs.p;
+	size_t k = ELF64_R_SYM(r->r_info);
+	Elf64_Sym sym;
+	const char *name;
+	uint64_t *slot;
+
+	/* secs holds section i at i - 1. */
+	if (!sec->link || sec->link > s->secs.n)
+		return 0;
+	syms += sec->link - 1;
+	if (syms->entsize != sizeof sym || k >= syms->size / sizeof sym)
+		return 0;
+	memcpy(&sym, s->img + syms->offset + k * sizeof sym, sizeof sym);
+	name = elf_strptr(e, syms->link, sym.st_name);
+	if (!name || !is_noreturn(name))
+		return 0;
+	if (!(slot = vec_push(&s->noreturn_got)))
+		return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
+	*slot = r->r_offset;
+	return 0;
+}
+
 /*
  * Relocations that store an address of the code: function pointers in
  * init arrays and ifunc resolvers are entries; the rest are references that
  * classify.c resolves (a pointer into the middle of a function is a code label,
  * one outside every function is data).
  */
-static int load_relocs(struct scan *s)
+static int load_relocs(struct scan *s, Elf *e)
 {
 	size_t i;
 	int rc;
@@ -324,6 +374,9 @@ static int load_relocs(struct scan *s)
 
 			memcpy(&r, s->img + sec->offset + k * sizeof r, sizeof r);
 			type = ELF64_R_TYPE(r.r_info);
+			if (type == R_X86_64_JUMP_SLOT &&
+			    (rc = note_jump_slot(s, e, sec, &r)))
+				return rc;
 			if (type != R_X86_64_RELATIVE && type != R_X86_64_IRELATIVE)
 				continue;
 			if (type == R_X86_64_IRELATIVE || in_array_section(s, r.r_offset))
@@ -482,7 +535,7 @@ int elf_load(struct scan *s)
 
 	if ((rc = check_phdr_table(s, &eh)) || (rc = load_phdrs(s, e)) ||
 	    (rc = check_shdr_table(s, &eh)) || (rc = load_sections(s, e)) ||
-	    (rc = load_symbols(s, e)) || (rc = load_relocs(s)) ||
+	    (rc = load_symbols(s, e)) || (rc = load_relocs(s, e)) ||
 	    (rc = load_arrays(s)) || (rc = load_plt(s)) ||
 	    (rc = add_entry(s, eh.e_entry)))
 		goto out;

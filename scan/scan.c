@@ -7,10 +7,13 @@
  *                  relocation targets, code entries, the build-id;
  *   ehframe_parse  function starts and extents from .eh_frame;
  *   disasm_code    decodes the code; references, call targets, the
- *                  instruction-start bitmap;
+ *                  instruction-start bitmap, code addresses loaded into
+ *                  registers;
+ *   flow_resolve   follows those registers: table, code or neither;
  *   classify_map   marks non-code bytes as data; data ranges, pages and
  *                  readable runs;
- *   gadgets_find   WRPKRU/XRSTOR byte sequences.
+ *   gadgets_find   WRPKRU/XRSTOR byte sequences;
+ *   surface_count  the readable executable bytes and their ret gadgets.
  * Between the stages it sorts what the next one searches, and at the end
  * it hands what the map keeps over from struct scan to struct xom_map.
  * Calls: every stage, and util.c.
@@ -60,13 +63,16 @@ static void scan_free(struct scan *s)
 	vec_free(&s->funcs);
 	vec_free(&s->refs);
 	vec_free(&s->calls);
+	vec_free(&s->regions);
+	vec_free(&s->cands);
 	vec_free(&s->syms);
+	vec_free(&s->noreturn_got);
 	vec_free(&s->names);
 	free(s->starts);
 }
 
-EXPORT int xom_scan_mem(const void *buf, size_t len, struct xom_map **out,
-                         char *err, size_t errlen)
+EXPORT int xom_scan_mem_threads(const void *buf, size_t len, unsigned nthreads,
+                                 struct xom_map **out, char *err, size_t errlen)
 {
 	struct scan s = {
 		.img = buf, .len = len, .err = err, .errlen = errlen,
@@ -78,8 +84,12 @@ EXPORT int xom_scan_mem(const void *buf, size_t len, struct xom_map **out,
 		.funcs = { .size = sizeof(struct xom_range) },
 		.refs = { .size = sizeof(struct ref) },
 		.calls = { .size = sizeof(uint64_t) },
+		.regions = { .size = sizeof(struct region) },
+		.cands = { .size = sizeof(struct cand) },
 		.syms = { .size = sizeof(struct xom_sym) },
+		.noreturn_got = { .size = sizeof(uint64_t) },
 		.names = { .size = 1 },
+		.nthreads = nthreads ? nthreads : 1,
 	};
 	struct xom_map *m;
 	int rc;
@@ -93,10 +103,11 @@ EXPORT int xom_scan_mem(const void *buf, size_t len, struct xom_map **out,
 	if ((rc = elf_load(&s)) || (rc = ehframe_parse(&s)))
 		goto out;
 	index_code(&s);
-	if ((rc = disasm_code(&s)))
+	if ((rc = disasm_code(&s)) || (rc = flow_resolve(&s)))
 		goto out;
 	vec_sort_u64(&s.calls);         /* classify.c searches them */
-	if ((rc = classify_map(&s, m)) || (rc = gadgets_find(&s, m)))
+	if ((rc = classify_map(&s, m)) || (rc = gadgets_find(&s, m)) ||
+	    (rc = surface_count(&s, m)))
 		goto out;
 	hand_over(&s, m);
 out:
@@ -109,8 +120,14 @@ out:
 	return 0;
 }
 
-EXPORT int xom_scan_file(const char *path, struct xom_map **out,
-                          char *err, size_t errlen)
+EXPORT int xom_scan_mem(const void *buf, size_t len, struct xom_map **out,
+                         char *err, size_t errlen)
+{
+	return xom_scan_mem_threads(buf, len, 1, out, err, errlen);
+}
+
+EXPORT int xom_scan_file_threads(const char *path, unsigned nthreads,
+                                  struct xom_map **out, char *err, size_t errlen)
 {
 	struct scan s = { .err = err, .errlen = errlen };
 	struct stat st;
@@ -138,9 +155,15 @@ EXPORT int xom_scan_file(const char *path, struct xom_map **out,
 	close(fd);
 	if (img == MAP_FAILED)
 		return scan_fail(&s, XOM_SCAN_EIO, "cannot read: %s", strerror(errno));
-	rc = xom_scan_mem(img, (size_t)st.st_size, out, err, errlen);
+	rc = xom_scan_mem_threads(img, (size_t)st.st_size, nthreads, out, err, errlen);
 	munmap(img, (size_t)st.st_size);
 	return rc;
+}
+
+EXPORT int xom_scan_file(const char *path, struct xom_map **out,
+                          char *err, size_t errlen)
+{
+	return xom_scan_file_threads(path, 1, out, err, errlen);
 }
 
 EXPORT void xom_map_free(struct xom_map *m)

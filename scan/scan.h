@@ -8,12 +8,19 @@
  *               relocation targets, code entries, the build-id;
  *   ehframe.c   function starts and extents from .eh_frame;
  *   disasm.c    decodes the code: references, call targets, the
- *               instruction-start bitmap;
+ *               instruction-start bitmap, and the code addresses that
+ *               instructions load into registers;
+ *   flow.c      follows each of those registers through the code to tell
+ *               a table from a code pointer from the base of a read
+ *               elsewhere;
  *   classify.c  marks non-code bytes as data and turns every reference into
  *               data ranges, pages and readable runs;
- *   gadgets.c   WRPKRU/XRSTOR byte sequences.
- * util.c holds what more than one stage needs.  A stage calls util.c and
- * nothing else of the scanner: never another stage, least of all a later one.
+ *   gadgets.c   WRPKRU/XRSTOR byte sequences;
+ *   surface.c   readable executable bytes, ret gadgets in them.
+ * util.c holds what more than one stage needs, and x86.c (x86.h) the x86
+ * decoding helpers that disasm.c and flow.c share.  A stage calls those
+ * two and nothing else of the scanner: never another stage, least of all a
+ * later one.
  */
 #ifndef XOM_SCAN_SCAN_H
 #define XOM_SCAN_SCAN_H
@@ -50,6 +57,19 @@ struct span {                   /* an allocated section with contents */
 	bool exec;
 };
 
+struct region {                 /* code to decode: part of an exec section */
+	uint64_t addr, size, offset;
+};
+
+/* A code address that an instruction loads into a register (a RIP-relative
+ * lea, or a mov of an immediate in a non-PIE file).  disasm.c lists them;
+ * flow.c decides what each one is. */
+struct cand {
+	uint64_t at, target;
+	uint32_t region;        /* index into regions */
+	uint8_t reason;         /* XOM_R_TABLE or XOM_R_ABSOLUTE, if data */
+};
+
 struct ref {                    /* a reference found in code or data */
 	uint64_t target, ref;
 	uint32_t size;          /* bytes read, or 0: "runs to the next entry" */
@@ -75,6 +95,7 @@ struct scan {
 	struct vec secs;        /* struct section: every section */
 	struct vec spans;       /* struct span: sorted by start */
 	struct vec syms;        /* struct xom_sym */
+	struct vec noreturn_got; /* uint64_t: GOT slots of abort, exit, ... */
 	struct vec names;       /* char */
 
 	/* elf.c and ehframe.c, sorted by scan.c before disasm.c runs */
@@ -85,8 +106,16 @@ struct scan {
 	struct vec refs;        /* struct ref */
 
 	/* disasm.c */
-	struct vec calls;       /* uint64_t: direct call targets */
+	struct vec regions;     /* struct region: what the sweep decoded */
+	struct vec cands;       /* struct cand: in the order of the sweep */
+	struct vec calls;       /* uint64_t: direct call targets, and code
+	                           that flow.c finds */
 	uint8_t *starts;        /* one bit per exec byte: an instruction starts here */
+	uint64_t mark_vaddr, mark_size, mark_base;  /* scan_mark_start()'s last segment */
+	bool atomic_marks;      /* several threads mark the same bitmap */
+
+	/* scan.c: threads the sweep may use (1: none are started) */
+	unsigned nthreads;
 	uint64_t code_bytes;
 };
 
@@ -114,6 +143,10 @@ bool image_has(const struct scan *s, uint64_t off, uint64_t n);
 /* The executable segment holding vaddr, or NULL. */
 const struct xom_segment *exec_seg_at(const struct scan *s, uint64_t vaddr);
 
+/* Whether vaddr lies in an allocated section without SHF_EXECINSTR
+ * (.rodata, .eh_frame, ...): data by its place, whoever reads it. */
+bool scan_in_data_section(const struct scan *s, uint64_t vaddr);
+
 /* Append an address, or a reference, when it lies in an exec segment. */
 int scan_push_addr(struct scan *s, struct vec *v, uint64_t addr);
 int scan_push_ref(struct scan *s, uint64_t target, uint32_t size,
@@ -134,15 +167,39 @@ bool scan_inside_function(const struct scan *s, uint64_t x);
 
 /* The instruction-start bitmap: allocated before the sweep that marks it. */
 int scan_alloc_starts(struct scan *s);
-void scan_mark_start(struct scan *s, uint64_t vaddr);
+void scan_mark_start_slow(struct scan *s, uint64_t vaddr);
 bool scan_is_start(const struct scan *s, uint64_t vaddr);
+
+/* The sweep marks every instruction, so the segment of the last mark is
+ * tried first, inline. */
+static inline void scan_mark_start(struct scan *s, uint64_t vaddr)
+{
+	uint64_t i = s->mark_base + (vaddr - s->mark_vaddr);
+
+	if (vaddr - s->mark_vaddr >= s->mark_size)
+		scan_mark_start_slow(s, vaddr);
+	else if (s->atomic_marks)
+		__atomic_fetch_or(&s->starts[i >> 3], (uint8_t)(1u << (i & 7)),
+		                  __ATOMIC_RELAXED);
+	else
+		s->starts[i >> 3] |= (uint8_t)(1u << (i & 7));
+}
+
+/* Runs fn(ctx, job, worker) for jobs 0..njobs-1 on up to nthreads threads
+ * (the caller's among them, as worker 0), each job once, in no set order;
+ * returns when all are done.  Threads that cannot be started leave their
+ * share to the others. */
+void scan_parallel(unsigned nthreads, size_t njobs, unsigned *workers,
+                   void (*fn)(void *ctx, size_t job, unsigned worker), void *ctx);
 
 /* ---- the stages, in the order scan.c runs them -------------------------- */
 
 int elf_load(struct scan *s);
 int ehframe_parse(struct scan *s);
 int disasm_code(struct scan *s);
+int flow_resolve(struct scan *s);
 int classify_map(struct scan *s, struct xom_map *m);
 int gadgets_find(struct scan *s, struct xom_map *m);
+int surface_count(struct scan *s, struct xom_map *m);
 
 #endif

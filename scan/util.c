@@ -6,6 +6,7 @@
  * Reads and writes only the struct scan fields that each function names;
  * calls nothing in the stage files, so every stage may call it.
  */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +88,14 @@ const struct xom_segment *exec_seg_at(const struct scan *s, uint64_t vaddr)
 	return NULL;
 }
 
+bool scan_in_data_section(const struct scan *s, uint64_t vaddr)
+{
+	const struct span *v = s->spans.p;
+	size_t k = count_le(v, s->spans.n, sizeof *v, vaddr);
+
+	return k && vaddr < v[k - 1].end && !v[k - 1].exec;
+}
+
 int scan_push_addr(struct scan *s, struct vec *v, uint64_t addr)
 {
 	uint64_t *e;
@@ -113,6 +122,58 @@ int scan_push_ref(struct scan *s, uint64_t target, uint32_t size,
 	return 0;
 }
 
+/* ---- threads ------------------------------------------------------------- */
+
+struct pool {
+	size_t njobs, next;     /* next: taken with an atomic add */
+	void (*fn)(void *ctx, size_t job, unsigned worker);
+	void *ctx;
+};
+
+struct worker {
+	struct pool *pool;
+	unsigned id;
+};
+
+static void run_jobs(struct pool *p, unsigned id)
+{
+	size_t j;
+
+	while ((j = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED)) < p->njobs)
+		p->fn(p->ctx, j, id);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+
+	run_jobs(w->pool, w->id);
+	return NULL;
+}
+
+void scan_parallel(unsigned nthreads, size_t njobs, unsigned *workers,
+                   void (*fn)(void *ctx, size_t job, unsigned worker), void *ctx)
+{
+	struct pool p = { .njobs = njobs, .fn = fn, .ctx = ctx };
+	pthread_t tid[64];
+	struct worker w[64];
+	unsigned n = 0;
+
+	if (nthreads > 64)
+		nthreads = 64;
+	for (unsigned i = 1; i < nthreads && i < njobs; i++) {
+		w[n] = (struct worker){ &p, i };
+		if (pthread_create(&tid[n], NULL, worker_main, &w[n]) != 0)
+			break;
+		n++;
+	}
+	if (workers)
+		*workers = n + 1;
+	run_jobs(&p, 0);
+	for (unsigned i = 0; i < n; i++)
+		pthread_join(tid[i], NULL);
+}
+
 /* ---- arrays sorted by a key ---------------------------------------------- */
 
 /* The arrays that sort_by_key() and count_le() serve start each item with
@@ -131,9 +192,53 @@ static int cmp_key(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static uint64_t key_of(const char *item)
+{
+	uint64_t k;
+
+	memcpy(&k, item, sizeof k);
+	return k;
+}
+
+/*
+ * A stable LSD radix sort on the key, a byte at a time from the lowest, as
+ * many passes as the largest key has bytes.  The call targets of a large
+ * library number in the hundreds of thousands, and qsort()'s callback per
+ * comparison cost more than all of classify.c.  Small arrays, or no memory
+ * for the second buffer, take qsort().
+ */
 void sort_by_key(void *base, size_t n, size_t size)
 {
-	sort_items(base, n, size, cmp_key);
+	char *src = base, *dst, *tmp;
+	uint64_t max = 0;
+	unsigned passes = 0;
+
+	if (n < 64 || !(tmp = malloc(n * size))) {
+		sort_items(base, n, size, cmp_key);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		max |= key_of(src + i * size);
+	for (; max; max >>= 8)
+		passes++;
+	dst = tmp;
+	for (unsigned p = 0; p < passes; p++) {
+		size_t count[257] = { 0 };
+		unsigned shift = 8 * p;
+		char *t;
+
+		for (size_t i = 0; i < n; i++)
+			count[((key_of(src + i * size) >> shift) & 0xff) + 1]++;
+		for (unsigned k = 1; k < 257; k++)
+			count[k] += count[k - 1];
+		for (size_t i = 0; i < n; i++)
+			memcpy(dst + size * count[(key_of(src + i * size) >> shift) & 0xff]++,
+			       src + i * size, size);
+		t = src, src = dst, dst = t;
+	}
+	if (src != base)
+		memcpy(base, src, n * size);
+	free(tmp);
 }
 
 size_t count_le(const void *base, size_t n, size_t stride, uint64_t x)
@@ -210,7 +315,9 @@ int scan_alloc_starts(struct scan *s)
 	return 0;
 }
 
-static bool start_index(const struct scan *s, uint64_t vaddr, uint64_t *idx)
+/* The bit of vaddr, and the segment that holds it, or NULL. */
+static const struct xom_segment *start_index(const struct scan *s, uint64_t vaddr,
+                                             uint64_t *idx)
 {
 	const struct xom_segment *g = s->segs.p;
 	uint64_t base = 0;
@@ -218,24 +325,29 @@ static bool start_index(const struct scan *s, uint64_t vaddr, uint64_t *idx)
 	for (size_t i = 0; i < s->segs.n; i++) {
 		if (vaddr >= g[i].vaddr && vaddr - g[i].vaddr < g[i].filesz) {
 			*idx = base + (vaddr - g[i].vaddr);
-			return true;
+			return &g[i];
 		}
 		base += g[i].filesz;
 	}
-	return false;
+	return NULL;
 }
 
-void scan_mark_start(struct scan *s, uint64_t vaddr)
+void scan_mark_start_slow(struct scan *s, uint64_t vaddr)
 {
+	const struct xom_segment *g;
 	uint64_t i;
 
-	if (start_index(s, vaddr, &i))
-		s->starts[i >> 3] |= (uint8_t)(1u << (i & 7));
+	if (!(g = start_index(s, vaddr, &i)))
+		return;
+	s->mark_vaddr = g->vaddr;
+	s->mark_size = g->filesz;
+	s->mark_base = i - (vaddr - g->vaddr);
+	s->starts[i >> 3] |= (uint8_t)(1u << (i & 7));
 }
 
 bool scan_is_start(const struct scan *s, uint64_t vaddr)
 {
 	uint64_t i;
 
-	return start_index(s, vaddr, &i) && (s->starts[i >> 3] >> (i & 7)) & 1;
+	return start_index(s, vaddr, &i) && ((s->starts[i >> 3] >> (i & 7)) & 1);
 }

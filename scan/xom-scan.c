@@ -21,7 +21,7 @@ enum fmt { FMT_TEXT, FMT_JSON, FMT_MAP };
 #define TEXT_LIMIT 24
 
 static const char usage[] =
-	"usage: xom-scan [--json | --map] FILE...\n"
+	"usage: xom-scan [--json | --map] [-j N] FILE...\n"
 	"\n"
 	"Shows which pages of each x86-64 ELF file's executable segments hold only\n"
 	"instructions (and can be made execute-only), and which hold bytes that\n"
@@ -32,6 +32,7 @@ static const char usage[] =
 	"               .  execute-only   D  data read by code\n"
 	"               H  headers or non-code sections   W  whole file readable\n"
 	"  --json     one JSON object per file per line (link-time addresses)\n"
+	"  -j N       disassemble a large file on N threads (the same answer)\n"
 	"  -h, --help this text\n"
 	"\n"
 	"Exit status: 0 every file analysed; 1 some file could not be, because it\n"
@@ -59,6 +60,8 @@ static void print_text(const char *file, const struct xom_map *m)
 	printf("%s: %zu exec pages, %zu execute-only (%.1f%%), %zu readable\n",
 	       file, m->exec_pages, m->xom_pages, coverage(m),
 	       m->exec_pages - m->xom_pages);
+	printf("  readable executable bytes: %" PRIu64 ", ret gadget candidates: %" PRIu64 "\n",
+	       m->readable_bytes, m->ret_gadgets);
 	if (m->whole_reason)
 		printf("  whole file readable: %s\n", xom_reason_name(m->whole_reason));
 	for (size_t i = 0; i < m->nreadable; i++)
@@ -140,8 +143,9 @@ static void print_json(const char *file, const struct xom_map *m)
 {
 	printf("{\"file\": ");
 	json_string(file);
-	printf(", \"exec_pages\": %zu, \"xom_pages\": %zu, \"readable\": [",
-	       m->exec_pages, m->xom_pages);
+	printf(", \"exec_pages\": %zu, \"xom_pages\": %zu, \"readable_bytes\": %" PRIu64
+	       ", \"ret_gadgets\": %" PRIu64 ", \"readable\": [",
+	       m->exec_pages, m->xom_pages, m->readable_bytes, m->ret_gadgets);
 	for (size_t i = 0; i < m->nreadable; i++)
 		printf("%s[%" PRIu64 ", %" PRIu64 "]", i ? ", " : "",
 		       m->readable[i].start, m->readable[i].end);
@@ -169,6 +173,7 @@ static void print_json(const char *file, const struct xom_map *m)
 int main(int argc, char **argv)
 {
 	enum fmt fmt = FMT_TEXT;
+	unsigned threads = 1;
 	int status = 0, i;
 
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
@@ -179,6 +184,14 @@ int main(int argc, char **argv)
 			fmt = FMT_JSON;
 		} else if (!strcmp(argv[i], "--map")) {
 			fmt = FMT_MAP;
+		} else if (!strcmp(argv[i], "-j") && i + 1 < argc) {
+			char *end;
+			unsigned long n = strtoul(argv[++i], &end, 10);
+			if (*end || n < 1 || n > 64) {
+				fprintf(stderr, "xom-scan: -j wants 1 to 64\n%s", usage);
+				return XOM_EXIT_USAGE;
+			}
+			threads = (unsigned)n;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			fputs(usage, stdout);
 			return 0;
@@ -194,7 +207,7 @@ int main(int argc, char **argv)
 	for (; i < argc; i++) {
 		char err[256];
 		struct xom_map *m;
-		int rc = xom_scan_file(argv[i], &m, err, sizeof err);
+		int rc = xom_scan_file_threads(argv[i], threads, &m, err, sizeof err);
 
 		if (rc != XOM_SCAN_OK) {
 			fflush(stdout);

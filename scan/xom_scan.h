@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 /* Bump whenever the classification can change: cached plans carry it. */
-#define XOM_SCAN_VERSION 2
+#define XOM_SCAN_VERSION 3
 #define XOM_PAGE_SIZE 4096u
 
 /* Why a byte range, or a whole file, stays readable. */
@@ -89,6 +89,13 @@ struct xom_map {
 	size_t nsyms;                   /* FUNC/OBJECT symbols, sorted by addr */
 	struct xom_sym *syms;
 	char *names;
+
+	/* The attack surface left: bytes of the exec segments in pages that
+	 * stay readable, and the ret gadget candidates among their file
+	 * bytes (a C3 byte that 1 to 15 bytes before it complete as whole
+	 * instructions, none a jump, call or return; README, "xom-scan"). */
+	uint64_t readable_bytes;
+	uint64_t ret_gadgets;
 };
 
 /* Return codes: 0 on success, otherwise one of these, with a message. */
@@ -112,6 +119,17 @@ int xom_scan_file(const char *path, struct xom_map **out,
 /* The same for an image already in memory; buf is not modified. */
 int xom_scan_mem(const void *buf, size_t len, struct xom_map **out,
                  char *err, size_t errlen);
+
+/*
+ * The same, with the disassembly shared among up to nthreads threads (0
+ * or 1: none are started), for very large files.  The map is
+ * byte-identical to the one-thread map whatever nthreads is; files under
+ * a few MiB of code use one thread whatever is asked.
+ */
+int xom_scan_file_threads(const char *path, unsigned nthreads,
+                          struct xom_map **out, char *err, size_t errlen);
+int xom_scan_mem_threads(const void *buf, size_t len, unsigned nthreads,
+                         struct xom_map **out, char *err, size_t errlen);
 
 void xom_map_free(struct xom_map *map);
 

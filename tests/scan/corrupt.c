@@ -6,8 +6,9 @@
  *                                  truncations, wrong class or machine
  *   corrupt ehframe IN OUTDIR      .eh_frame records (give it a stripped
  *                                  file, whose function bounds live there)
- *   corrupt sectionless IN OUTDIR  section headers removed (give it a file
- *                                  linked with -z noseparate-code)
+ *   corrupt nosep IN OUTDIR        a file linked with -z noseparate-code:
+ *                                  section headers removed; the exec
+ *                                  segment moved to the top page
  *   corrupt random IN OUTDIR N SEED  N copies with 1-4 random bytes changed
  *                                  in the headers, section table or .eh_frame
  *
@@ -194,6 +195,13 @@ static void gen_ident(void)
 	emit("entry-outside", "ok", NULL);
 }
 
+/* An executable segment that ends in the last page of the address space. */
+static void set_top(unsigned xi)
+{
+	ph(xi)->p_vaddr = ph(xi)->p_paddr = 0ull - 4196;
+	ph(xi)->p_filesz = ph(xi)->p_memsz = 4195;
+}
+
 static void gen_phdrs(void)
 {
 	unsigned xi = (unsigned)need(find_phdr(PT_LOAD, PF_X), "exec PT_LOAD");
@@ -233,6 +241,8 @@ static void gen_phdrs(void)
 	fresh(); ph(xi)->p_vaddr = 0xfffffffffffff000ull;
 	ph(xi)->p_paddr = ph(xi)->p_vaddr;
 	emit("exec-vaddr-wrap", "malformed", "segment");
+	fresh(); set_top(xi);
+	emit("exec-vaddr-top", "malformed", "last page");
 	fresh(); ph(xi)->p_vaddr += 0xffff800000000000ull;
 	emit("exec-vaddr-high", "any", NULL);
 	fresh(); ph(xi)->p_filesz = ph(xi)->p_memsz = 0;
@@ -285,7 +295,7 @@ static void gen_shdrs(void)
 	emit("shnum-0", "any", NULL);
 	/* What `sstrip` leaves: no section headers at all.  This is a valid
 	 * file; with separate-code its executable segment holds only code, so
-	 * it can still be analysed (see "sectionless" for the other layout). */
+	 * it can still be analysed (see gen_nosep() for the other layout). */
 	fresh(); eh()->e_shoff = 0; eh()->e_shnum = 0; eh()->e_shstrndx = 0;
 	emit("no-sections", "ok", NULL);
 	fresh(); eh()->e_shentsize = 20;
@@ -450,13 +460,22 @@ static void gen_ehframe(void)
 	emit("ehf-section-empty", "ok", NULL);
 }
 
-/* A file linked without separate-code and stripped of its section headers:
- * nothing tells .rodata or .eh_frame from .text in the segment that also
- * holds the headers, so all of that segment must stay readable. */
-static void gen_sectionless(void)
+/* Files linked without separate-code, whose exec segment holds the headers.
+ * Stripped of its section headers, nothing tells .rodata or .eh_frame from
+ * .text in that segment, so all of it must stay readable.  Moved to the top
+ * page, the segment's pages and header ranges end where a page-at-a-time
+ * cursor wraps to zero: the scanner once spun there forever. */
+static void gen_nosep(void)
 {
+	unsigned xi = (unsigned)need(find_phdr(PT_LOAD, PF_X), "exec PT_LOAD");
+
 	fresh(); eh()->e_shoff = 0; eh()->e_shnum = 0; eh()->e_shstrndx = 0;
 	emit("no-sections-nosep", "ok-reason:no-sections", NULL);
+	fresh(); set_top(xi);
+	emit("exec-vaddr-top-nosep", "malformed", "last page");
+	fresh(); set_top(xi);
+	eh()->e_shoff = 0; eh()->e_shnum = 0; eh()->e_shstrndx = 0;
+	emit("exec-vaddr-top-sectionless", "malformed", "last page");
 }
 
 /* A small PRNG, so that a seed names the same files on every machine. */
@@ -511,7 +530,7 @@ static void gen_random(unsigned n, uint64_t seed)
 int main(int argc, char **argv)
 {
 	if (argc < 4)
-		die("usage: corrupt headers|ehframe|sectionless|random IN OUTDIR [N SEED]");
+		die("usage: corrupt headers|ehframe|nosep|random IN OUTDIR [N SEED]");
 	load(argv[2]);
 	outdir = argv[3];
 	if (strcmp(argv[1], "headers") == 0) {
@@ -521,13 +540,13 @@ int main(int argc, char **argv)
 		gen_shdrs();
 	} else if (strcmp(argv[1], "ehframe") == 0) {
 		gen_ehframe();
-	} else if (strcmp(argv[1], "sectionless") == 0) {
-		gen_sectionless();
+	} else if (strcmp(argv[1], "nosep") == 0) {
+		gen_nosep();
 	} else if (strcmp(argv[1], "random") == 0 && argc == 6) {
 		gen_random((unsigned)strtoul(argv[4], NULL, 0),
 			   strtoull(argv[5], NULL, 0));
 	} else {
-		die("usage: corrupt headers|ehframe|sectionless|random IN OUTDIR [N SEED]");
+		die("usage: corrupt headers|ehframe|nosep|random IN OUTDIR [N SEED]");
 	}
 	return 0;
 }

@@ -147,9 +147,11 @@ build tables.so -shared -nostdlib -Wl,-z,separate-code "$S/tables.S" || built=0
 build tables-nosep.so -shared -nostdlib -Wl,-z,noseparate-code "$S/tables.S" || built=0
 build absolute -no-pie -nostdlib -Wl,-z,separate-code "$S/absolute.S" || built=0
 build textrel.so -shared -nostdlib -Wl,-z,notext "$S/textrel.S" || built=0
+build flow.so -shared -nostdlib -Wl,-z,separate-code "$S/flow.S" || built=0
+build surface.so -shared -nostdlib -Wl,-z,separate-code "$S/surface.S" || built=0
 build gadgets.so -shared -nostdlib -Wl,-z,separate-code "$S/gadgets.S" || built=0
 build gadgets-nosep.so -shared -nostdlib -Wl,-z,noseparate-code "$S/gadgets.S" || built=0
-for f in tables.so tables-nosep.so absolute gadgets.so; do
+for f in tables.so tables-nosep.so absolute gadgets.so flow.so; do
 	strip --strip-all -o "$W/${f%.so}-strip${f#"${f%.so}"}" "$W/$f" || built=0
 done
 # A malformed file (a valid identification, the header cut short) and one
@@ -303,13 +305,10 @@ jpad 1 readable table
 pad_jpad 0 xom
 '
 
-# check_tables TAG FILE SYMFILE
-check_tables() {
-	local tag=$1 file=$2 symf=$3 json fn n want reason base
-	map_of "$tag" "$file" || return
-	json=$W/$tag.out
-	expect_eq "$tag" "exec_pages" "$(q "$json" get exec_pages)" \
-		"$("$H/elfq" "$file" execpages)"
+# expect_pages TAG JSON SYMFILE EXPECT: each "FUNCTION PAGES WANT [REASON]"
+# line of EXPECT holds for the page FUNCTION + PAGES * 4096.
+expect_pages() {
+	local tag=$1 json=$2 symf=$3 fn n want reason base
 	while read -r fn n want reason; do
 		[ -n "$fn" ] || continue
 		base=$(sym "$symf" "$fn")
@@ -318,7 +317,17 @@ check_tables() {
 			continue
 		fi
 		expect_page "$tag: $fn+${n}p" "$json" $((base + n * PAGE)) "$want" "$reason"
-	done <<<"$TABLES_EXPECT"
+	done <<<"$4"
+}
+
+# check_tables TAG FILE SYMFILE
+check_tables() {
+	local tag=$1 file=$2 symf=$3 json
+	map_of "$tag" "$file" || return
+	json=$W/$tag.out
+	expect_eq "$tag" "exec_pages" "$(q "$json" get exec_pages)" \
+		"$("$H/elfq" "$file" execpages)"
+	expect_pages "$tag" "$json" "$symf" "$TABLES_EXPECT"
 	# The data ranges name the instruction that reads them.
 	expect_ref "$tag" "$json" $(($(sym "$symf" rip_load) + PAGE)) "$(sym "$symf" rip_load)"
 	expect_ref "$tag" "$json" $(($(sym "$symf" lea_index) + PAGE)) "$(sym "$symf" lea_index)"
@@ -357,6 +366,50 @@ t_tables() {
 		check_nosep_extra tables-nosep-strip.so "$W/tables-nosep-strip.so" "$W/tables-nosep.so"
 	[ -s "$W/tables-nosep.so.out" ] && [ -s "$W/tables-nosep-strip.so.out" ] &&
 		same_readable tables-nosep-strip.so "$W/tables-nosep.so.out" "$W/tables-nosep-strip.so.out"
+}
+
+# --- code addresses in registers: what the uses say ---------------------------
+
+# "FUNCTION PAGES WANT [REASON]" for flow.S, as for tables.S.
+FLOW_EXPECT='
+store_fp 0 xom
+store_fp 1 xom
+cont 0 xom
+cont 1 xom
+pic_base 0 xom
+pic_base 1 xom
+jt_ro 0 xom
+jt_ro 1 xom
+pick_fn 0 xom
+pick_fn 1 xom
+noreturn 0 xom
+noreturn 1 xom
+to_memcpy 0 xom
+to_memcpy 1 readable table
+two_regs 0 xom
+two_regs 1 readable table
+scaled8 0 xom
+scaled8 1 readable table
+nocfi 0 xom
+nocfi 1 readable table
+store_tab 0 xom
+store_tab 1 readable table
+spill 0 xom
+spill 1 readable table
+helper 0 xom
+helper 1 readable table
+across_call 0 xom
+across_call 1 readable table
+pad_last 0 xom
+'
+
+check_flow() {
+	map_of "$1" "$2" && expect_pages "$1" "$W/$1.out" "$W/flow.so" "$FLOW_EXPECT"
+}
+
+t_flow() {
+	check_flow flow.so "$W/flow.so"
+	check_flow flow-strip.so "$W/flow-strip.so"
 }
 
 # --- non-PIE absolute addresses, text relocations -----------------------------
@@ -437,6 +490,19 @@ t_gadgets() {
 	esac
 }
 
+# The attack surface left: readable executable bytes and ret gadgets.
+t_surface() {
+	local json=$W/surface.so.out
+	map_of surface.so "$W/surface.so" || return
+	expect_eq surface.so "one readable page" "$(q "$json" get exec_pages)/$(q "$json" get xom_pages)" \
+		"$(q "$json" get exec_pages)/$(($(q "$json" get exec_pages) - 1))"
+	expect_eq surface.so "readable_bytes" "$(q "$json" get readable_bytes)" 4096
+	expect_eq surface.so "ret_gadgets (see surface.S)" "$(q "$json" get ret_gadgets)" 3
+	scan surface-text "$W/surface.so"
+	expect_eq surface.so "the summary names both" \
+		"$(grep -c '^  readable executable bytes: 4096, ret gadget candidates: 3$' "$out")" 1
+}
+
 # --- real files of this system ------------------------------------------------
 
 LIBDIR=/usr/lib/x86_64-linux-gnu
@@ -502,6 +568,26 @@ t_libc() {
 		f=$(readlink -f "$f")
 		[ -r "$f" ] && map_of "system $(basename "$f")" "$f"
 	done
+}
+
+# Several threads give the very same map: the sweep is cut at entries and
+# put back together in order (libc and libcrypto are cut in two and three).
+t_threads() {
+	local f
+	for f in "$LIBDIR/libc.so.6" "$CRYPTO"; do
+		f=$(readlink -f "$f")
+		[ -r "$f" ] || continue
+		scan threads-1 --json -j 1 "$f"
+		cp "$out" "$W/threads-1.json"
+		scan threads-4 --json -j 4 "$f"
+		if [ "$rc" = 0 ] && [ -s "$out" ] && cmp -s "$out" "$W/threads-1.json"; then
+			pass "threads: $(basename "$f") maps the same with -j 1 and -j 4"
+		else
+			fail "threads: $(basename "$f")" "-j 4 differs from -j 1 (exit $rc $(death))"
+		fi
+	done
+	scan threads-bad -j 0 "$W/tables.so"
+	expect_eq threads "-j 0 is a usage error" "$rc" 64
 }
 
 # --- malformed inputs ---------------------------------------------------------
@@ -584,7 +670,7 @@ run_corpus() {
 t_malformed() {
 	run_corpus headers "$W/tables.so"
 	run_corpus ehframe "$W/tables-strip.so"
-	run_corpus sectionless "$W/tables-nosep.so"
+	run_corpus nosep "$W/tables-nosep.so"
 }
 
 # Random corruptions: only "no crash, no hang, no runaway memory" is asked.
@@ -615,11 +701,14 @@ t_exit
 t_multi
 t_modes
 t_tables
+t_flow
 t_absolute
 t_textrel
 t_gadgets
+t_surface
 t_libcrypto
 t_libc
+t_threads
 t_malformed
 t_random
 

@@ -18,3 +18,15 @@ QUICK += check-scan
 .PHONY: check-scan
 check-scan: $(B)/xom-scan $(SCANTEST_HELPERS)
 	@CC=$(CC) SANFLAGS='$(SANFLAGS)' tests/scan/run.sh $(B)
+
+# The codec test of the emulated-PKU guest (tests/scan/vm-codecs.sh): the
+# probe preloaded beside libxom.so, and the swscale/swresample driver.
+ALL += $(B)/tests/scan/libprobe.so $(B)/tests/scan/convert
+
+$(B)/tests/scan/libprobe.so: tests/scan/probe.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(XCFLAGS) -shared -o $@ $< $(XLDFLAGS)
+
+$(B)/tests/scan/convert: tests/scan/convert.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(XCFLAGS) -o $@ $< $(XLDFLAGS) -ldl -lm

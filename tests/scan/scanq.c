@@ -287,6 +287,12 @@ static int check(const struct jval *o)
 	}
 	if (rpages != ep->num - xp->num)
 		bad("readable pages != exec_pages - xom_pages", rpages);
+	const struct jval *rb = member(o, "readable_bytes"), *rg = member(o, "ret_gadgets");
+	if (!rb || rb->type != J_NUM || !rg || rg->type != J_NUM)
+		bad("readable_bytes/ret_gadgets missing or not integers", 0);
+	else if (rb->num > rpages * 4096 || rg->num > rb->num)
+		bad("readable_bytes above the readable pages, or more gadgets than bytes",
+		    rb->num);
 	for (size_t i = 0; i < da->n; i++) {
 		const struct jval *d = &da->items[i], *s = member(d, "start"),
 			*e = member(d, "end"), *r = member(d, "reason"),

@@ -2,7 +2,9 @@
  * absolute.S - a non-PIE executable that names tables in .text by absolute
  * address, as non-PIC code and its switch tables do.  Each table is one page
  * after the previous item, starting at _start + 1 page; see the test driver.
- * Tables carry no symbol, so only the instructions can reveal them.
+ * Tables carry no symbol, so only the instructions can reveal them, and
+ * each is read through the register that holds its address: an address
+ * loaded and never used reads nothing.
  */
 	.text
 	.globl	_start
@@ -10,8 +12,10 @@
 	.type	_start, @function
 _start:
 	.cfi_startproc
-	movl	$.Ltab_imm32, %eax		/* 32-bit immediate */
-	movabsq	$.Ltab_imm64, %rax		/* 64-bit immediate */
+	movl	$.Ltab_imm32, %eax		/* 32-bit immediate, */
+	movl	(%rax,%rdi,4), %ecx		/* read through */
+	movabsq	$.Ltab_imm64, %rax		/* 64-bit immediate, */
+	movl	8(%rax), %ecx			/* read through */
 	movl	.Ltab_disp(,%rdi,4), %eax	/* absolute displacement */
 	movl	$cb_abs, %edi			/* a function pointer: not data */
 	movl	$60, %eax

@@ -1,0 +1,440 @@
+/*
+ * flow.c - decides what each code address loaded into a register is, by
+ * following the register through the code.
+ *
+ * disasm.c lists every RIP-relative lea of an address in an executable
+ * segment that is not a known entry (and, in non-PIE files, every mov of
+ * such an immediate).  Taken alone, such an address looks like the base of
+ * a table; in hand-written assembly it is more often a function pointer
+ * stored into a dispatch table, a continuation label jumped through later,
+ * or a base that a displacement moves into .rodata.  From the loading
+ * instruction on, every path through the code is followed (jumps, both
+ * arms of conditional branches, calls into code nearby and back) with the
+ * set of registers that hold the address plus a known or unknown offset.
+ * Each path ends when no register holds it any more.  The uses decide:
+ *   - a memory access through it whose address lies in an exec segment:
+ *     data, from that address (a table, as before);
+ *   - a memory access whose base plus displacement lies outside every exec
+ *     segment: a read of .rodata or .data, nothing in the code is read;
+ *   - a jump or call through it: code;
+ *   - a store of it into memory that is not the stack: a pointer, code only
+ *     if the bytes there read as a function (flow_plausible());
+ *   - anything else (returned, pushed, spilled, passed to a call, read by
+ *     an instruction the model does not cover, a path too long, code that
+ *     cannot be decoded): unknown, and unknown keeps the address a table
+ *     that runs to the next entry, exactly as the scanner did before this
+ *     stage existed.
+ * A call with the register live is unknown even when the callee looks
+ * harmless: memcpy(dst, table, n) is the case that must stay readable.
+ *
+ * Reads: the image, segs, entries, funcs, regions, cands, the
+ * instruction-start bitmap.
+ * Adds: refs for what is data; code entries and call targets for what is
+ * code (entries re-sorted).
+ * Calls: util.c, x86.c, flowinsn.c and Capstone.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "flow.h"
+
+
+/* ---- following one address -------------------------------------------- */
+
+/*
+ * The address that an untracked register holds at an indirect jump, when a
+ * RIP-relative lea loads it a few instructions before on a straight line
+ * (lea .Lcont(%rip), %r8; jmp *%rcx, with %rcx set just before): x86inc's
+ * way to call a shared tail that returns through %r8.  No entry may lie in
+ * between, nor any instruction that is not sequential or whose writes are
+ * unknown.
+ */
+static bool lea_before(struct flow *f, const struct fin *x, uint64_t *to)
+{
+	const struct fin *w = f->win.p;
+	size_t i = (size_t)(x - w);
+
+	for (unsigned n = 0; n < 8 && i; n++, i--) {
+		const struct fin *r = &w[i - 1];
+		bool writes = (r->dst == x->src && r->op != FO_OTHER &&
+		               r->op != FO_STORE && r->op != FO_CMP &&
+		               r->op != FO_PUSH && r->op != FO_NOP) ||
+		              (r->op == FO_XCHG && r->src == x->src) ||
+		              (r->wr & bit(x->src));
+
+		if (r->addr + r->size != w[i].addr || r->kind != FK_SEQ || r->raw ||
+		    sorted_has_u64(f->s->entries.p, f->s->entries.n, w[i].addr))
+			return false;
+		if (!writes)
+			continue;
+		if (r->op != FO_LEA || r->base != X86_FAM_RIP || !r->dwide)
+			return false;
+		*to = r->target;
+		return true;
+	}
+	return false;
+}
+
+/* Where an indirect branch through an untracked register goes, if known. */
+static bool known_target(struct flow *f, const struct fin *x, const struct st *st,
+                         uint64_t *to)
+{
+	if (x->mem || x->src >= 16)
+		return false;
+	if (st->cst & bit(x->src)) {
+		*to = st->cval[x->src];
+		return flow_in_region(f, *to);
+	}
+	return lea_before(f, x, to) && flow_in_region(f, *to);
+}
+
+/* Whether a path state was seen before; records it if not.  Full states
+ * are compared, so a hash collision cannot skip a path. */
+static bool seen_before(struct flow *f, const struct path *p)
+{
+	const unsigned char *b = (const unsigned char *)p;
+	uint64_t h = 1469598103934665603ull, w;
+
+	_Static_assert(sizeof *p % 8 == 0, "paths hash by words");
+	for (size_t i = 0; i < sizeof *p; i += 8) {
+		memcpy(&w, b + i, 8);
+		h = (h ^ w) * 1099511628211ull;
+		h ^= h >> 29;
+	}
+	for (size_t k = h & (SEEN_SLOTS - 1);; k = (k + 1) & (SEEN_SLOTS - 1)) {
+		if (f->gen[k] != f->curgen) {
+			f->gen[k] = f->curgen;
+			f->seen[k] = *p;
+			return false;
+		}
+		if (!memcmp(&f->seen[k], p, sizeof *p))
+			return true;
+	}
+}
+
+/*
+ * A loop that steps the address (add $16, %rax) reaches its head with a
+ * new offset each time and would run to the budget.  After WIDEN_AFTER
+ * visits of one instruction the offsets there are forgotten (known
+ * becomes unknown, which can only turn reads into data) and so are the
+ * other code addresses, and the states converge.
+ */
+static void widen(struct flow *f, struct path *p)
+{
+	size_t k = (p->pc * 0x9e3779b97f4a7c15ull) >> 51;   /* 13 bits */
+
+	for (;; k = (k + 1) & (SEEN_SLOTS - 1)) {
+		if (f->gen[k + SEEN_SLOTS] != f->curgen) {
+			f->gen[k + SEEN_SLOTS] = f->curgen;
+			f->visit_pc[k] = p->pc;
+			f->visit_n[k] = 0;
+		}
+		if (f->visit_pc[k] == p->pc)
+			break;
+	}
+	if (++f->visit_n[k] <= WIDEN_AFTER)
+		return;
+	for (unsigned r = 0; r < 16; r++) {
+		if (exact(&p->st, r))
+			set_any(&p->st, r);
+		p->st.cval[r] = 0;
+	}
+	p->st.cst = 0;
+}
+
+static void go(struct flow *f, const struct path *p, uint64_t pc)
+{
+	struct path *q;
+
+	if (!p->st.live)
+		return;
+	if (!(q = vec_push(&f->work))) {
+		f->rc = scan_fail(f->s, XOM_SCAN_ENOMEM, "out of memory");
+		return;
+	}
+	*q = *p;
+	q->pc = pc;
+}
+
+/*
+ * A return, or a jump to where it is not known, with the address still in
+ * registers.  By the ABI, which code with CFI is taken to follow, rax and
+ * rdx carry values back and the other scratch registers nothing: returned
+ * unchanged, the address escapes to the caller as a stored pointer does (a
+ * function returning a code pointer is common: a dispatcher's choice).
+ * Code without CFI has no known convention: an address left there in a
+ * scratch register escapes, and judge() accepts that only when another
+ * use showed what the address is (jumped through: a continuation label
+ * that outlives its function; the base of reads outside the code: a PIC
+ * base).  Callee-saved registers still holding it break the ABI, and an
+ * offset that is not known says nothing: both are unknown.
+ */
+static void returned(struct flow *f, const struct st *st, bool jump)
+{
+	uint16_t vals = f->abi && !jump ? bit(0) | bit(2) : 0;
+	uint16_t left = st->live & (uint16_t)~ABI_SCRATCH;
+
+	if ((left & (uint16_t)~vals) || (left & st->any))
+		unknown(f);
+	else if (left)
+		f->out |= OUT_STORED;
+	else if (!f->abi || jump)
+		f->out |= OUT_ESCAPED;
+}
+
+/*
+ * A call to another object's function, which keeps to the ABI: it reads
+ * its arguments (and al, and r10 for nested functions), preserves rbx,
+ * rbp and r12-r15 without reading them, and clobbers the rest.  Only a
+ * call through the PLT is known to be one: a function of this file may be
+ * hand-written with a convention of its own (OpenSSL's AES core takes its
+ * table in r14).
+ */
+static void abi_call(struct flow *f, struct path *p, uint64_t next)
+{
+	if (p->st.live & (uint16_t)~CALLEE_SAVED) {
+		unknown(f);
+		return;
+	}
+	for (unsigned r = 0; r < 16; r++)
+		if (!(CALLEE_SAVED & bit(r)))
+			p->st.cst &= (uint16_t)~bit(r), p->st.cval[r] = 0;
+	go(f, p, next);
+}
+
+/* Where control goes, with the state after the instruction. */
+static void control(struct flow *f, const struct fin *x, struct path *p)
+{
+	uint64_t next = x->addr + x->size;
+	uint16_t others = p->st.live & (uint16_t)~bit(x->src);
+
+	switch (x->kind) {
+	case FK_SEQ:
+		go(f, p, next);
+		return;
+	case FK_JCC:
+		go(f, p, next);
+		/* fall through */
+	case FK_JMP:
+		if (flow_in_region(f, x->target))
+			go(f, p, x->target);
+		else
+			unknown(f);
+		return;
+	case FK_CALL:
+		if (flow_in_plt(f, x->target)) {
+			if (!flow_plt_noreturn(f, x->target))
+				abi_call(f, p, next);
+			return;
+		}
+		if (!flow_in_region(f, x->target) || p->depth == MAX_DEPTH) {
+			unknown(f);
+			return;
+		}
+		p->ret[p->depth++] = next;
+		go(f, p, x->target);
+		return;
+	case FK_RET:
+		if (p->depth) {
+			uint64_t to = p->ret[--p->depth];
+			p->ret[p->depth] = 0;
+			go(f, p, to);
+		} else {
+			returned(f, &p->st, false);
+		}
+		return;
+	case FK_JMP_IND:
+		if (!x->mem && !tracked(&p->st, x->src)) {
+			uint64_t to;
+			if (known_target(f, x, &p->st, &to))
+				go(f, p, to);
+			else
+				returned(f, &p->st, true);
+		} else if (x->mem) {
+			unknown(f);
+		} else if (exact(&p->st, x->src)) {
+			uint64_t to = f->t0 + (uint64_t)p->st.off[x->src];
+			if (to == f->t0)
+				f->out |= OUT_JUMPED;
+			if (flow_in_region(f, to))
+				go(f, p, to);
+		}
+		/* A jump to the address plus an offset: a computed jump into
+		 * code, as in a switch.  The other registers that still hold
+		 * the address are taken as dead at its targets, as the
+		 * scanner has always taken them. */
+		return;
+	case FK_CALL_IND: {
+		uint64_t to;
+		if (!tracked(&p->st, x->src) && known_target(f, x, &p->st, &to) &&
+		    p->depth < MAX_DEPTH) {
+			p->ret[p->depth++] = next;
+			go(f, p, to);
+			return;
+		}
+	}
+		if (x->mem || !exact(&p->st, x->src) || p->st.off[x->src] || others) {
+			unknown(f);
+			return;
+		}
+		f->out |= OUT_JUMPED;
+		go(f, p, next);
+		return;
+	case FK_BAD:
+		unknown(f);
+		return;
+	default:                /* FK_STOP */
+		return;
+	}
+}
+
+static void explore(struct flow *f, uint64_t pc, unsigned reg)
+{
+	struct path start = { .pc = pc };
+
+	f->out = 0;
+	f->steps = 0;
+	f->work.n = 0;
+	if (++f->curgen == 0) {
+		memset(f->gen, 0, 2 * SEEN_SLOTS * sizeof *f->gen);
+		f->curgen = 1;
+	}
+	set_exact(&start.st, reg, 0);
+	go(f, &start, pc);
+	while (f->work.n && !(f->out & OUT_UNKNOWN) && !f->rc) {
+		struct path p = ((struct path *)f->work.p)[--f->work.n];
+		const struct fin *x;
+
+		if (++f->steps > STEP_BUDGET) {
+			unknown(f);
+			break;
+		}
+		widen(f, &p);
+		if (seen_before(f, &p))
+			continue;
+		if (!(x = flow_fin_at(f, p.pc))) {
+			unknown(f);
+			break;
+		}
+		if (x->mem == FM_ACCESS)
+			flow_check_access(f, x, &p.st);
+		flow_apply_op(f, x, &p.st);
+		flow_track_consts(x, &p.st);
+		if (!(f->out & OUT_UNKNOWN) && p.st.live)
+			control(f, x, &p);
+	}
+}
+
+/* ---- verdicts ------------------------------------------------------------ */
+
+static int push_u64(struct flow *f, struct vec *v, uint64_t x)
+{
+	uint64_t *p = vec_push(v);
+
+	if (!p)
+		return f->rc = scan_fail(f->s, XOM_SCAN_ENOMEM, "out of memory");
+	*p = x;
+	return 0;
+}
+
+static int judge(struct flow *f, const struct cand *c)
+{
+	const struct fin *x;
+
+	f->t0 = c->target, f->at = c->at, f->reason = c->reason;
+	f->abi = scan_inside_function(f->s, c->at);
+	flow_enter_region(f, c);
+	/* A few instructions before the load, for lea_before(). */
+	for (uint64_t a = c->at - (c->at - f->plo < 64 ? c->at - f->plo : 64);
+	     a < c->at; a++)
+		if (scan_is_start(f->s, a)) {
+			flow_fin_at(f, a);
+			break;
+		}
+	x = flow_fin_at(f, c->at);
+	if (x && x->dst < 16)
+		explore(f, c->at + x->size, x->dst);
+	else
+		f->out = OUT_UNKNOWN;
+	if (f->rc)
+		return f->rc;
+	if ((f->out & OUT_ESCAPED) && !(f->out & (OUT_JUMPED | OUT_ELSEWHERE)))
+		f->out |= OUT_UNKNOWN;
+	if (f->out & (OUT_UNKNOWN | OUT_DATA) ||
+	    ((f->out & (OUT_STORED | OUT_JUMPED)) == OUT_STORED &&
+	     !flow_plausible(f, c->target))) {
+		if ((f->rc = scan_push_ref(f->s, c->target, 0, c->reason, true, c->at)))
+			return f->rc;
+		return push_u64(f, &f->data, c->target);
+	}
+	if (f->out & (OUT_STORED | OUT_JUMPED))
+		return push_u64(f, &f->code, c->target);
+	return 0;       /* dead, compared, or the base of a read elsewhere */
+}
+
+/* Code, unless another load of the same address kept it a table. */
+static int add_code(struct flow *f)
+{
+	const uint64_t *c = f->code.p;
+
+	vec_sort_u64(&f->data);
+	vec_sort_u64(&f->code);
+	for (size_t i = 0; i < f->code.n; i++) {
+		if (sorted_has_u64(f->data.p, f->data.n, c[i]))
+			continue;
+		if (scan_push_addr(f->s, &f->s->entries, c[i]) ||
+		    scan_push_addr(f->s, &f->s->calls, c[i]))
+			return scan_fail(f->s, XOM_SCAN_ENOMEM, "out of memory");
+	}
+	vec_sort_u64(&f->s->entries);
+	return 0;
+}
+
+int flow_resolve(struct scan *s)
+{
+	struct flow f = {
+		.s = s,
+		.win = { .size = sizeof(struct fin) },
+		.tmp = { .size = sizeof(struct fin) },
+		.spans = { .size = sizeof(struct xom_range) },
+		.work = { .size = sizeof(struct path) },
+		.code = { .size = sizeof(uint64_t) },
+		.data = { .size = sizeof(uint64_t) },
+	};
+	const struct cand *c = s->cands.p;
+	cs_err ce;
+	int rc = 0;
+
+	if (!s->cands.n)
+		return 0;
+	vec_sort_u64(&s->noreturn_got);
+	if ((ce = cs_open(CS_ARCH_X86, CS_MODE_64, &f.h)) != CS_ERR_OK)
+		return scan_fail(s, XOM_SCAN_EDISASM, "cannot start the disassembler: %s",
+		                 cs_strerror(ce));
+	cs_option(f.h, CS_OPT_DETAIL, CS_OPT_ON);
+	f.in = cs_malloc(f.h);
+	f.seen = malloc(SEEN_SLOTS * sizeof *f.seen);
+	f.gen = calloc(2 * SEEN_SLOTS, sizeof *f.gen);
+	f.visit_pc = malloc(SEEN_SLOTS * sizeof *f.visit_pc);
+	f.visit_n = malloc(SEEN_SLOTS * sizeof *f.visit_n);
+	if (!f.in || !f.seen || !f.gen || !f.visit_pc || !f.visit_n)
+		rc = scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
+	for (size_t i = 0; i < s->cands.n && !rc; i++)
+		rc = judge(&f, &c[i]);
+	if (!rc)
+		rc = add_code(&f);
+	vec_free(&f.win);
+	vec_free(&f.tmp);
+	vec_free(&f.spans);
+	vec_free(&f.work);
+	vec_free(&f.code);
+	vec_free(&f.data);
+	free(f.seen);
+	free(f.gen);
+	free(f.visit_pc);
+	free(f.visit_n);
+	if (f.in)
+		cs_free(f.in, 1);
+	cs_close(&f.h);
+	return rc;
+}

@@ -1,0 +1,225 @@
+/*
+ * flow.S - code addresses loaded into registers, with known answers: what
+ * the register is then used for decides whether the bytes it points at
+ * are read as data.
+ *
+ * Each item is a function that loads the address of something one page
+ * after it; the test driver checks the page "function + 1 page".  The
+ * things loaded carry no symbol and no CFI, so only the instructions can
+ * tell what they are.  Items 1-5 load code, which must become
+ * execute-only; items 6-12 load tables, which must stay readable, and the
+ * bytes of most of those tables are real instructions (cl_bytes), so that
+ * a scanner that looks at the bytes alone would call them code.
+ */
+
+/* Bytes that read as a small function: mov $1,%eax; ret; padded. */
+.macro cl_bytes label
+	.p2align 12, 0xcc
+\label:
+	movl	$1, %eax
+	addl	%edi, %eax
+	ret
+	.fill	64, 1, 0xcc
+.endm
+
+.macro item name
+	.p2align 12, 0xcc
+	.type \name, @function
+\name:
+	.cfi_startproc
+.endm
+
+.macro end_item name
+	.cfi_endproc
+	.size \name, . - \name
+.endm
+
+/* A page of code with CFI: an entry that ends the table before it. */
+.macro pad name
+	item \name
+	.fill	4095, 1, 0x90
+	ret
+	end_item \name
+.endm
+
+	.text
+
+/* 1. A function pointer stored into a structure, as DSP init code does:
+ *    the target has no symbol and no CFI, and reads as a function. */
+	item store_fp
+	leaq	.Lsse_fn(%rip), %rcx
+	movq	%rcx, 16(%rdi)
+	leaq	.Lsse_fn2(%rip), %rcx
+	movq	%rcx, 24(%rdi)
+	ret
+	end_item store_fp
+	.p2align 12, 0xcc
+.Lsse_fn:
+	movdqu	(%rsi), %xmm0
+	paddw	%xmm1, %xmm0
+	movdqu	%xmm0, (%rdi)
+	ret
+	.p2align 4, 0xcc
+.Lsse_fn2:
+	pxor	%xmm0, %xmm0
+	ret
+
+/* 2. A continuation label: loaded, then a shared tail jumps through it. */
+	item cont
+	leaq	.Lcont(%rip), %r8
+	jmp	.Ltail
+.Ltail:
+	movq	%rdi, %rax
+	jmp	*%r8
+	.p2align 12, 0xcc
+.Lcont:
+	addq	$1, %rax
+	ret
+	end_item cont
+
+/* 3. A PIC base: base + displacement reads .rodata, not the code there. */
+	item pic_base
+	leaq	.Lbase(%rip), %rax
+	movl	ro_tab - .Lbase(%rax,%rdi,4), %eax
+	ret
+	.p2align 12, 0xcc
+.Lbase:
+	ret
+	end_item pic_base
+
+/* 4. A jump table in .rodata, its offsets taken from a code label. */
+	item jt_ro
+	leaq	.Lj(%rip), %rax
+	movzwl	jt - .Lj(%rax,%rdi,2), %ecx
+	addq	%rax, %rcx
+	jmp	*%rcx
+	.p2align 12, 0xcc
+.Lj:
+	movl	$1, %eax
+	ret
+.Lj2:
+	movl	$2, %eax
+	ret
+	end_item jt_ro
+
+/* 5. A dispatcher that returns the function it chose. */
+	item pick_fn
+	leaq	.Lchosen(%rip), %rax
+	ret
+	end_item pick_fn
+	.p2align 12, 0xcc
+.Lchosen:
+	movl	%edi, %eax
+	imull	%esi, %eax
+	ret
+
+/* 5b. A call to abort() with the pointer live: nothing follows it. */
+	item noreturn
+	leaq	.Lnr(%rip), %rcx
+	movq	%rcx, (%rdi)
+	testl	%esi, %esi
+	jne	1f
+	call	abort@PLT
+1:	ret
+	end_item noreturn
+	.p2align 12, 0xcc
+.Lnr:
+	movl	%esi, %eax
+	ret
+
+/* 6. A table passed to memcpy: the callee reads it, whatever its bytes. */
+	item to_memcpy
+	subq	$8, %rsp
+	.cfi_adjust_cfa_offset 8
+	leaq	.Lmc(%rip), %rsi
+	movl	$64, %edx
+	call	memcpy@PLT
+	addq	$8, %rsp
+	.cfi_adjust_cfa_offset -8
+	ret
+	end_item to_memcpy
+	cl_bytes .Lmc
+
+/* 7. A table reached through a copy of the register. */
+	item two_regs
+	leaq	.Ltwo(%rip), %rax
+	movq	%rax, %rcx
+	movl	(%rcx,%rdi,4), %eax
+	ret
+	end_item two_regs
+	cl_bytes .Ltwo
+
+/* 8. A table read with an index scaled by 8. */
+	item scaled8
+	leaq	.Lsc8(%rip), %rax
+	movq	(%rax,%rdi,8), %rax
+	ret
+	end_item scaled8
+	cl_bytes .Lsc8
+
+/* 9. A table read inside code with neither CFI nor a function symbol. */
+	pad pad_nc
+	.p2align 12, 0xcc
+nocfi:
+	leaq	.Lnc(%rip), %rax
+	testl	%edi, %edi
+	je	1f
+	movl	8(%rax), %eax
+1:	ret
+	cl_bytes .Lnc
+
+	pad pad_st
+
+/* 10. A table stored into a structure: its bytes do not read as code. */
+	item store_tab
+	leaq	.Lst(%rip), %rcx
+	movq	%rcx, (%rdi)
+	ret
+	end_item store_tab
+	.p2align 12, 0xcc
+.Lst:
+	.long	1, 2, 3, 4, 0, 0, 0, 0
+
+/* 11. Spilled to the stack, the address may come back anywhere. */
+	item spill
+	leaq	.Lsp(%rip), %rax
+	movq	%rax, -8(%rsp)
+	movq	-8(%rsp), %rdx
+	movl	(%rdx), %eax
+	ret
+	end_item spill
+	cl_bytes .Lsp
+
+/* 12. A table left in a scratch register at the return of code without
+ *     CFI: an internal helper may hand it to its caller that way. */
+/* 12b. A table kept in a callee-saved register across a call to another
+ *      object's function, and read after it. */
+	item across_call
+	pushq	%rbx
+	.cfi_adjust_cfa_offset 8
+	leaq	.Lac(%rip), %rbx
+	call	ext_fn@PLT
+	movl	(%rbx), %eax
+	popq	%rbx
+	.cfi_adjust_cfa_offset -8
+	ret
+	end_item across_call
+	cl_bytes .Lac
+
+	pad pad_hl
+	.p2align 12, 0xcc
+helper:
+	leaq	.Lhl(%rip), %r10
+	ret
+	cl_bytes .Lhl
+
+	pad pad_last
+
+	.section .rodata, "a"
+	.p2align 4
+ro_tab:
+	.long	1, 2, 3, 4
+jt:
+	.short	.Lj - .Lj, .Lj2 - .Lj
+
+	.section .note.GNU-stack, "", @progbits
