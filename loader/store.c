@@ -15,23 +15,30 @@
 #include "loader.h"
 #include "sys.h"
 
+static int root_dir(const char *p)
+{
+	struct stat st;
+
+	return x_lstat(p, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == 0
+	       && !(st.st_mode & 022);
+}
+
 /* Whether every directory from / down to dir is root's and writable by
  * nobody else, as a store that every user trusts must be. */
 static int root_path(const char *dir)
 {
 	char p[XOM_PATH_MAX];
-	struct stat st;
 
 	xom_copy_str(p, sizeof(p), dir);
 	for (char *s = p + strlen(p); s > p; ) {
-		if (x_lstat(p, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0
-		    || (st.st_mode & 022))
+		if (!root_dir(p))
 			return 0;
 		while (s > p && *s != '/')
 			s--;
 		*s = 0;
 	}
-	return 1;
+	/* The loop ends before / itself. */
+	return dir[0] != '/' || root_dir("/");
 }
 
 /* Maps store i's index when it can be trusted; 0, or -1 with nothing
