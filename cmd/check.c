@@ -198,12 +198,14 @@ static const char *value_LIST(const struct xom_opts *o, const char *list,
 	return value_PATH(o, list, values, buf, len);
 }
 
-/* The one DIR_OFF key is the cache, whose default depends on the
- * environment: show where it is. */
+/* The DIR_OFF keys: the system store, a directory or off; and the cache,
+ * whose default depends on the environment: show where it is. */
 static const char *value_DIR_OFF(const struct xom_opts *o, const char *dir,
                                  const char *values, char *buf, size_t len)
 {
-	(void)dir; (void)values;
+	(void)values;
+	if (dir && dir == o->store)
+		return dir;
 	switch (xom_cache_dir(o, buf, len)) {
 	case XOM_CACHE_OFF: return "off";
 	case XOM_CACHE_NONE: return "(none: no absolute XDG_CACHE_HOME or HOME)";
