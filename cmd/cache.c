@@ -75,7 +75,8 @@ const char cache_usage[] =
 	"\n"
 	"Exit status: 0 done; 1 some file could not be analysed (each is named);\n"
 	"2 a file or store could not be read or written, or the system store\n"
-	"without root; 64 usage.\n";
+	"without root; 64 usage; killed by a signal (130 for Ctrl-C) after\n"
+	"keeping the plans already made.\n";
 
 struct cache_opts {
 	int system, quiet, json, list, dry_run, jobs;
