@@ -485,7 +485,8 @@ test_man() {
 	local page=$B/xom.1 c kv n w
 	[ -s "$page" ] || { t_fail man "$page was not built"; return; }
 	sed 's/\\-/-/g; s/\\f[BIR]//g; s/\\e/\\/g' "$page" >"$tmp/man"
-	for c in "xom run" "xom scan" "xom check" "xom status" XOM_OPTIONS; do
+	for c in "xom run" "xom scan" "xom check" "xom status" "xom cache build" \
+		"xom cache stats" "xom cache prune" /var/cache/xom XOM_OPTIONS; do
 		has "$tmp/man" "$c" || { t_fail man "$page does not mention $c"; return; }
 	done
 	n=0
