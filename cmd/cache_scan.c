@@ -32,10 +32,12 @@
 #include "cmd.h"
 
 /* A helper's share: at most this many files, and this many bytes unless
- * one file alone is bigger.  Small enough for the load to even out and
- * the progress to move, big enough that starting helpers costs little. */
+ * one file alone is bigger; for a small build, less, so that every core
+ * gets a few shares.  Small enough for the load to even out and the
+ * progress to move, big enough that starting helpers costs little. */
 #define CHUNK_FILES 32
 #define CHUNK_BYTES (16u << 20)
+#define SHARES_PER_JOB 4
 /* Plans reach the store this often while the build runs. */
 #define COMMIT_SECONDS 5.0
 #define MAX_JOBS 64
@@ -55,6 +57,8 @@ static struct {
 	const struct scan_opts *o;
 	struct job job[MAX_JOBS];
 	int njobs, running;
+	size_t chunk_files;
+	uint64_t chunk_bytes;
 	unsigned serial;
 	char root[4096];                /* the temporary stores' folder */
 	struct xom_built *pending;      /* scanned, not yet in the store */
@@ -323,8 +327,8 @@ static int start_job(struct job *j)
 	size_t n = 0;
 	uint64_t bytes = 0;
 
-	while (s.next + n < s.ntodo && n < CHUNK_FILES
-	       && (!n || bytes + s.todo[s.next + n]->size <= CHUNK_BYTES))
+	while (s.next + n < s.ntodo && n < s.chunk_files
+	       && (!n || bytes + s.todo[s.next + n]->size <= s.chunk_bytes))
 		bytes += s.todo[s.next + n++]->size;
 	char **argv = calloc(n + 10, sizeof(*argv));
 	snprintf(j->dir, sizeof(j->dir), "%s/%u", s.root, s.serial++);
@@ -493,6 +497,13 @@ int scan_files(struct cache_file **todo, size_t n, const struct scan_opts *o,
 	bar.files = n;
 	for (size_t i = 0; i < n; i++)
 		bar.bytes += todo[i]->size;
+	size_t shares = (size_t)s.njobs * SHARES_PER_JOB;
+	s.chunk_files = (n + shares - 1) / shares;
+	s.chunk_bytes = (bar.bytes + shares - 1) / shares;
+	if (s.chunk_files > CHUNK_FILES)
+		s.chunk_files = CHUNK_FILES;
+	if (s.chunk_bytes > CHUNK_BYTES)
+		s.chunk_bytes = CHUNK_BYTES;
 	bar.start = t0;
 	stop_signal = 0;
 	sigemptyset(&sa.sa_mask);
