@@ -134,35 +134,47 @@ static int read_at(int fd, void *buf, size_t n, uint64_t off)
 	       && pread(fd, buf, n, (off_t)off) == (ssize_t)n ? 0 : -1;
 }
 
-/* Whether the dynamic section at ph says DF_1_PIE: a PIE, which is a
- * static-pie when it has no PT_INTERP. */
-static int says_pie(int fd, const Elf64_Phdr *ph)
+/* What the dynamic section at ph says: DF_1_PIE (a PIE, which is a
+ * static-pie when it has no PT_INTERP), and whether it names audit modules
+ * (DT_AUDIT, DT_DEPAUDIT), which the dynamic linker loads and runs even
+ * when it only lists the libraries. */
+static void dyn_tags(int fd, const Elf64_Phdr *ph, int *pie, int *audit)
 {
-	Elf64_Dyn d[64];
+	Elf64_Dyn d[256];
 	size_t n = ph->p_filesz / sizeof(d[0]);
 
-	if (n > 64)
-		n = 64;
-	if (!n || read_at(fd, d, n * sizeof(d[0]), ph->p_offset) != 0)
-		return 0;
-	for (size_t i = 0; i < n && d[i].d_tag != DT_NULL; i++)
-		if (d[i].d_tag == DT_FLAGS_1 && (d[i].d_un.d_val & DF_1_PIE))
-			return 1;
-	return 0;
+	*pie = *audit = 0;
+	for (size_t at = 0; at < n && at < 4096; at += 256) {
+		size_t k = n - at < 256 ? n - at : 256;
+		if (read_at(fd, d, k * sizeof(d[0]), ph->p_offset + at * sizeof(d[0])) != 0)
+			return;
+		for (size_t i = 0; i < k; i++) {
+			if (d[i].d_tag == DT_NULL)
+				return;
+			if (d[i].d_tag == DT_FLAGS_1 && (d[i].d_un.d_val & DF_1_PIE))
+				*pie = 1;
+			if (d[i].d_tag == DT_AUDIT || d[i].d_tag == DT_DEPAUDIT)
+				*audit = 1;
+		}
+	}
 }
 
 /*
  * What the file behind fd (of size bytes) is; interp, when not NULL, gets
- * its PT_INTERP (empty when there is none).
+ * its PT_INTERP (empty when there is none); *audit, when not NULL, whether
+ * it names audit modules.
  */
-static enum elf_kind elf_kind(int fd, uint64_t size, char *interp, size_t cap)
+static enum elf_kind elf_kind(int fd, uint64_t size, char *interp, size_t cap,
+                              int *audit)
 {
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph[64], dyn = { 0 };
-	int code = 0, has_interp = 0, has_dyn = 0;
+	int code = 0, has_interp = 0, has_dyn = 0, pie = 0, aud = 0;
 
 	if (interp)
 		interp[0] = 0;
+	if (audit)
+		*audit = 0;
 	if (read_at(fd, &eh, sizeof(eh), 0) != 0 || memcmp(eh.e_ident, ELFMAG, SELFMAG)
 	    || eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64
 	    || (eh.e_type != ET_DYN && eh.e_type != ET_EXEC)
@@ -190,7 +202,11 @@ static enum elf_kind elf_kind(int fd, uint64_t size, char *interp, size_t cap)
 	 * of the file they came from, without its code. */
 	if (!code)
 		return ELF_NO_CODE;
-	if (!has_interp && (eh.e_type == ET_EXEC || !has_dyn || says_pie(fd, &dyn)))
+	if (has_dyn)
+		dyn_tags(fd, &dyn, &pie, &aud);
+	if (audit)
+		*audit = aud;
+	if (!has_interp && (eh.e_type == ET_EXEC || !has_dyn || pie))
 		return ELF_STATIC;
 	return ELF_DYNAMIC;
 }
@@ -207,7 +223,7 @@ static const char *own_ldso(void)
 		return interp;
 	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 	if (fd >= 0 && fstat(fd, &st) == 0)
-		elf_kind(fd, (uint64_t)st.st_size, interp, sizeof(interp));
+		elf_kind(fd, (uint64_t)st.st_size, interp, sizeof(interp), NULL);
 	if (fd >= 0)
 		close(fd);
 	if (!interp[0])
@@ -382,7 +398,9 @@ static int add_prog_at(struct cache_files *l, const char *name,
 		    : fd < 0 ? strerror(e) : "not a regular file");
 		return fd < 0 ? XOM_EXIT_ENV : XOM_EXIT_FAILED;
 	}
-	enum elf_kind kind = elf_kind(fd, (uint64_t)st.st_size, interp, sizeof(interp));
+	int audit;
+	enum elf_kind kind = elf_kind(fd, (uint64_t)st.st_size, interp, sizeof(interp),
+	                              &audit);
 	close(fd);
 	if (kind == ELF_OTHER) {
 		int sb = shebang(path, interp, sizeof(interp), arg, sizeof(arg));
@@ -401,6 +419,10 @@ static int add_prog_at(struct cache_files *l, const char *name,
 	/* Its own dynamic linker is mapped too, whichever lists the rest. */
 	if (interp[0] && access(interp, F_OK) == 0)
 		status = xom_exit_worst(status, files_add_path(l, interp));
+	if (audit) {
+		say("%s: names audit modules (DT_AUDIT), which listing its libraries would run; its libraries are left out: name them as files", name);
+		return xom_exit_worst(status, XOM_EXIT_FAILED);
+	}
 	int secure = (st.st_mode & (S_ISUID | S_ISGID)) != 0;
 	return xom_exit_worst(status, add_libraries(l, name, path, secure));
 }
@@ -480,7 +502,7 @@ static int visit(const char *path, const struct stat *lst, int type,
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return FTW_CONTINUE;
-	enum elf_kind kind = elf_kind(fd, (uint64_t)st.st_size, NULL, 0);
+	enum elf_kind kind = elf_kind(fd, (uint64_t)st.st_size, NULL, 0, NULL);
 	close(fd);
 	if (kind != ELF_DYNAMIC)
 		return FTW_CONTINUE;

@@ -73,6 +73,7 @@ CACHE_TEST := $(B)/tests/cmd/cache
 CMD_TEST_PROGS := $(B)/tests/cmd/probe $(B)/tests/cmd/probe-static \
 	$(B)/tests/cmd/libempty.so $(B)/tests/cmd/status_count \
 	$(CACHE_TEST)/cacheprog $(CACHE_TEST)/lib/libcachedep.so \
+	$(CACHE_TEST)/auditprog $(CACHE_TEST)/libcacheaudit.so \
 	$(addprefix $(CACHE_TEST)/,libcache1.so libcache2.so libcache3.so libcachenoid.so)
 
 $(B)/tests/cmd/probe: tests/cmd/probe.c | $(B)/.deps-build
@@ -109,6 +110,18 @@ $(CACHE_TEST)/lib/libcachedep.so: tests/cmd/cachelib.c | $(B)/.deps-build
 $(CACHE_TEST)/cacheprog: tests/cmd/cacheprog.c $(CACHE_TEST)/lib/libcachedep.so
 	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -o $@ $< -L$(CACHE_TEST)/lib -lcachedep \
 		-Wl,-rpath,'$$ORIGIN/lib' -Wl,--enable-new-dtags
+
+# A program that names an audit module, which runs when the dynamic linker
+# lists its libraries; the module marks that it ran.
+$(CACHE_TEST)/libcacheaudit.so: tests/cmd/cacheaudit.c | $(B)/.deps-build
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -shared -fPIC \
+		-DCACHE_AUDIT_MARK='"$(abspath $(CACHE_TEST))/audit-ran"' -o $@ $<
+
+$(CACHE_TEST)/auditprog: tests/cmd/cacheprog.c $(CACHE_TEST)/lib/libcachedep.so \
+		$(CACHE_TEST)/libcacheaudit.so
+	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -o $@ $< -L$(CACHE_TEST)/lib -lcachedep \
+		-Wl,-rpath,'$$ORIGIN/lib' -Wl,--audit=$(abspath $(CACHE_TEST))/libcacheaudit.so
 
 # xom status's counting rule, on made-up smaps text (it includes
 # cmd/status.c).

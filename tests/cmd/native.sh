@@ -606,6 +606,20 @@ test_cache_build_errors() {
 			has "$tmp/err" "statically linked" && t_pass cache-build-static ||
 			t_fail cache-build-static "$(cat "$tmp/err")"
 	fi
+	# A program that names an audit module: listing its libraries would
+	# run the module, so they are left out, and it says so.
+	rm -f "$cache/audit-ran"
+	env -i LD_TRACE_LOADED_OBJECTS=1 /lib64/ld-linux-x86-64.so.2 "$cache/auditprog" >/dev/null 2>&1
+	if [ ! -e "$cache/audit-ran" ]; then
+		t_fail cache-build-audit "the test's audit module did not run under ldd"
+	else
+		rm -f "$cache/audit-ran"
+		run_rc cache-build-audit 1 "$xom" cache build "$cache/auditprog" &&
+			has "$tmp/err" "$cache/auditprog: names audit modules (DT_AUDIT)" &&
+			[ ! -e "$cache/audit-ran" ] && plans_of | grep -q "current $cache/auditprog$" &&
+			t_pass cache-build-audit ||
+			t_fail cache-build-audit "$( [ -e "$cache/audit-ran" ] && echo 'the audit module ran: ')$(cat "$tmp/err")"
+	fi
 	# A file the scanner refuses is named, and the others are kept.
 	cp "$cache/libcache1.so" "$tmp/trunc.so" && truncate -s 2000 "$tmp/trunc.so"
 	run_rc cache-build-bad 1 "$xom" cache build "$tmp/trunc.so" "$cache/libcache2.so" || return
