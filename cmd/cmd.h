@@ -23,7 +23,9 @@ int cmd_run(int argc, char **argv);
 int cmd_scan(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_status(int argc, char **argv);
-extern const char run_usage[], scan_usage[], check_usage[], status_usage[];
+int cmd_cache(int argc, char **argv);
+extern const char run_usage[], scan_usage[], check_usage[], status_usage[],
+	cache_usage[];
 
 /* "xom: " + the message + a newline, on stderr. */
 void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -68,6 +70,10 @@ struct prog {
  * what exec will run.  Returns 0, or the exit status after one line that
  * says why not. */
 int prog_find(const char *name, struct prog *p);
+
+/* Looks name up in PATH as execvp does: 0 with the path in out, or an
+ * errno (ENOENT: not found; EACCES: found, but not runnable). */
+int prog_search(const char *name, char *out, size_t len);
 
 /* execs p with argv (in the child); on failure says why and _exits. */
 void prog_exec(const struct prog *p, char **argv) __attribute__((noreturn));

@@ -8,8 +8,12 @@ ALL += $(B)/xom $(B)/xom.1
 # The command reads XOM_OPTIONS with the runtime's own parser, and the
 # plan stores with the plan format's own checks.
 CMD_OBJ := $(addprefix $(B)/cmd/,xom.o run.o prog.o check.o status.o scan.o) \
-	$(B)/loader/options.o $(PLAN_FORMAT_OBJ)
-$(B)/xom: $(CMD_OBJ)
+	$(B)/loader/options.o
+# xom cache writes the stores with the tools' own store code; the scanning
+# is done by xom-plan, so xom links neither Capstone nor libelf.
+CACHE_OBJ := $(addprefix $(B)/cmd/,cache.o cache_files.o cache_store.o cache_scan.o) \
+	$(B)/loader/plan/store.o $(PLAN_FORMAT_OBJ)
+$(B)/xom: $(CMD_OBJ) $(CACHE_OBJ)
 	$(CC) -o $@ $^ $(XLDFLAGS)
 
 # The man page's list of XOM_OPTIONS keys is written by a host tool from
@@ -30,25 +34,48 @@ RUNTIME_FILES := $(B)/libxom.so $(B)/libxom-audit.so $(B)/xom-plan \
 INSTALLED_BIN := $(DESTDIR)$(PREFIX)/bin/xom $(DESTDIR)$(PREFIX)/bin/xom-scan
 INSTALLED_LIB := $(addprefix $(DESTDIR)$(PREFIX)/lib/xom/,$(notdir $(RUNTIME_FILES)))
 INSTALLED_MAN := $(DESTDIR)$(PREFIX)/share/man/man1/xom.1
+# The apt hook that keeps the system plan store current (cmd/apt-hook.sh.in,
+# cmd/90xom.in), with the installed paths filled in.  It goes where apt
+# reads its configuration when that folder exists and can be written;
+# APT_CONF_D= leaves it out.
+APT_CONF_D ?= /etc/apt/apt.conf.d
+APT_HOOK := $(PREFIX)/lib/xom/xom-apt-hook
+APT_CONF := $(DESTDIR)$(APT_CONF_D)/90xom
 
 .PHONY: install uninstall
-install: $(B)/xom $(B)/xom-scan $(RUNTIME_FILES) $(B)/xom.1
+install: $(B)/xom $(B)/xom-scan $(RUNTIME_FILES) $(B)/xom.1 cmd/apt-hook.sh.in cmd/90xom.in
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/xom \
 		$(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(B)/xom $(B)/xom-scan $(DESTDIR)$(PREFIX)/bin/
 	install -m 755 $(RUNTIME_FILES) $(DESTDIR)$(PREFIX)/lib/xom/
 	install -m 644 $(B)/xom.1 $(INSTALLED_MAN)
+	sed 's|@XOM@|$(PREFIX)/bin/xom|' cmd/apt-hook.sh.in >$(DESTDIR)$(APT_HOOK)
+	chmod 755 $(DESTDIR)$(APT_HOOK)
+	@if [ -n "$(APT_CONF_D)" ] && [ -d "$(DESTDIR)$(APT_CONF_D)" ] && \
+	    [ -w "$(DESTDIR)$(APT_CONF_D)" ]; then \
+		echo "sed 's|@HOOK@|$(APT_HOOK)|' cmd/90xom.in >$(APT_CONF)"; \
+		sed 's|@HOOK@|$(APT_HOOK)|' cmd/90xom.in >$(APT_CONF) && chmod 644 $(APT_CONF); \
+	else \
+		echo "not installing the apt hook: $(DESTDIR)$(APT_CONF_D) is not a folder you can write to"; \
+	fi
 
 # Removes what install installed; of the folders only lib/xom, which is
-# xom's own (the others are shared), and only when it is empty.
+# xom's own (the others are shared), and only when it is empty.  The
+# plans in /var/cache/xom stay: xom cache prune --system, or rm -r.
 uninstall:
-	rm -f $(INSTALLED_BIN) $(INSTALLED_LIB) $(INSTALLED_MAN)
+	rm -f $(INSTALLED_BIN) $(INSTALLED_LIB) $(INSTALLED_MAN) $(DESTDIR)$(APT_HOOK)
+	@if [ -n "$(APT_CONF_D)" ] && grep -qs '^// xom:' $(APT_CONF); then \
+		echo "rm -f $(APT_CONF)"; rm -f $(APT_CONF); fi
 	rmdir $(DESTDIR)$(PREFIX)/lib/xom 2>/dev/null || true
 
 # ---- tests ----------------------------------------------------------------
 
+CACHE_TEST := $(B)/tests/cmd/cache
 CMD_TEST_PROGS := $(B)/tests/cmd/probe $(B)/tests/cmd/probe-static \
-	$(B)/tests/cmd/libempty.so $(B)/tests/cmd/status_count
+	$(B)/tests/cmd/libempty.so $(B)/tests/cmd/status_count \
+	$(CACHE_TEST)/cacheprog $(CACHE_TEST)/lib/libcachedep.so \
+	$(CACHE_TEST)/auditprog $(CACHE_TEST)/libcacheaudit.so \
+	$(addprefix $(CACHE_TEST)/,libcache1.so libcache2.so libcache3.so libcachenoid.so)
 
 $(B)/tests/cmd/probe: tests/cmd/probe.c | $(B)/.deps-build
 	@mkdir -p $(@D)
@@ -64,6 +91,38 @@ $(B)/tests/cmd/probe-static: tests/cmd/probe.c | $(B)/.deps-build
 $(B)/tests/cmd/libempty.so: tests/cmd/libempty.c | $(B)/.deps-build
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -shared -fPIC -o $@ $<
+
+# xom cache: libraries with build-ids of their own, one without, and a
+# program that finds its library only through RUNPATH $ORIGIN/lib.
+$(CACHE_TEST)/libcache%.so: tests/cmd/cachelib.c | $(B)/.deps-build
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -shared -fPIC -DCACHE_VALUE=$* -o $@ $<
+
+$(CACHE_TEST)/libcachenoid.so: tests/cmd/cachelib.c | $(B)/.deps-build
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -shared -fPIC -DCACHE_VALUE=9 \
+		-Wl,--build-id=none -o $@ $<
+
+$(CACHE_TEST)/lib/libcachedep.so: tests/cmd/cachelib.c | $(B)/.deps-build
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -shared -fPIC -DCACHE_VALUE=7 \
+		-Wl,-soname,libcachedep.so -o $@ $<
+
+$(CACHE_TEST)/cacheprog: tests/cmd/cacheprog.c $(CACHE_TEST)/lib/libcachedep.so
+	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -o $@ $< -L$(CACHE_TEST)/lib -lcachedep \
+		-Wl,-rpath,'$$ORIGIN/lib' -Wl,--enable-new-dtags
+
+# A program that names an audit module, which runs when the dynamic linker
+# lists its libraries; the module marks that it ran.
+$(CACHE_TEST)/libcacheaudit.so: tests/cmd/cacheaudit.c | $(B)/.deps-build
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -shared -fPIC \
+		-DCACHE_AUDIT_MARK='"$(abspath $(CACHE_TEST))/audit-ran"' -o $@ $<
+
+$(CACHE_TEST)/auditprog: tests/cmd/cacheprog.c $(CACHE_TEST)/lib/libcachedep.so \
+		$(CACHE_TEST)/libcacheaudit.so
+	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -o $@ $< -L$(CACHE_TEST)/lib -lcachedep \
+		-Wl,-rpath,'$$ORIGIN/lib' -Wl,--audit=$(abspath $(CACHE_TEST))/libcacheaudit.so
 
 # xom status's counting rule, on made-up smaps text (it includes
 # cmd/status.c).

@@ -218,8 +218,7 @@ static enum verdict vet_file(const char *path, int depth, struct prog *p,
 	return v;
 }
 
-/* Looks name up in PATH as execvp does: 0 with the path, or an errno. */
-static int path_search(const char *name, char *out, size_t len)
+int prog_search(const char *name, char *out, size_t len)
 {
 	const char *path = getenv("PATH");
 	int err = ENOENT;
@@ -267,7 +266,7 @@ int prog_find(const char *name, struct prog *p)
 			return e == ENOENT ? RUN_EXIT_NOTFOUND : RUN_EXIT_CANNOT;
 		}
 	} else {
-		int e = path_search(name, p->path, sizeof p->path);
+		int e = prog_search(name, p->path, sizeof p->path);
 		if (e) {
 			say("%s: %s", name, e == ENOENT ? "command not found" : strerror(e));
 			return e == ENOENT ? RUN_EXIT_NOTFOUND : RUN_EXIT_CANNOT;

@@ -26,6 +26,8 @@ static const struct xom_command commands[] = {
 	  cmd_check },
 	{ "status", "which code of a process is execute-only", status_usage,
 	  cmd_status },
+	{ "cache", "build, show or prune the plans of programs", cache_usage,
+	  cmd_cache },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -7,6 +7,7 @@
 #define XOM_PLAN_BUILD_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "xom_plan.h"
 
@@ -57,5 +58,24 @@ int xom_write_all(int fd, const void *p, size_t n);
  */
 int xom_store_add(const char *dir, int shared, const struct xom_built *b,
                   size_t n, char *why, size_t cap);
+
+/* What xom_store_prune did. */
+struct xom_prune {
+	size_t kept, dropped;           /* plans */
+	size_t syms_removed;            /* symbol files no plan names any more */
+	uint64_t bytes;                 /* of the plans and files removed */
+};
+
+/*
+ * Drops from the store in dir, under its lock, the plans for which
+ * drop(plan, arg) returns 1, replacing the index by rename only when one
+ * was dropped, and deletes the symbol files that no plan left names, and
+ * the temporary files of writers that died.  A damaged index is left for
+ * the next writer to replace.  The store must exist and be the caller's
+ * (as for xom_store_add).  Returns 0, or -1 with why set.
+ */
+int xom_store_prune(const char *dir, int shared,
+                    int (*drop)(const struct xom_plan_head *p, void *arg),
+                    void *arg, struct xom_prune *r, char *why, size_t cap);
 
 #endif

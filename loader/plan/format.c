@@ -201,7 +201,9 @@ int xom_store_dir_shared(const char *dir,
 			s--;
 		*s = 0;
 	}
-	return 1;
+	/* The loop ends before / itself. */
+	return dir[0] == '/' && lstat_fn("/", &st) == 0 && S_ISDIR(st.st_mode)
+	       && st.st_uid == 0 && !(st.st_mode & 022);
 }
 
 void xom_store_seal_head(struct xom_store_head *h)

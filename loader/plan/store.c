@@ -5,8 +5,10 @@
  * that scanned at the same time do not drop each other's plans; readers
  * never lock, because every file is replaced by rename and a reader's
  * mapping keeps the file it opened.  A plan already in the index under the
- * same key is replaced by the new one.
+ * same key is replaced by the new one.  Pruning (xom cache prune) drops
+ * plans under the same lock, and the symbol files that no plan names.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -45,7 +47,9 @@ static int say(char *why, size_t cap, const char *what, const char *path)
 	return -1;
 }
 
-/* Writes buf to dir/name through a temporary file and a rename. */
+/* Writes buf to dir/name through a temporary file and a rename.  The file
+ * is mode 0644 whatever the umask: a shared store's files must be readable
+ * by every user (a user's store is kept private by its folder). */
 static int replace_file(const char *dir, const char *name, const void *buf,
                         size_t len, char *why, size_t cap)
 {
@@ -57,7 +61,7 @@ static int replace_file(const char *dir, const char *name, const void *buf,
 	              0644);
 	if (fd < 0)
 		return say(why, cap, "cannot create", tmp);
-	int bad = xom_write_all(fd, buf, len);
+	int bad = fchmod(fd, 0644) | xom_write_all(fd, buf, len);
 	int err = errno;
 	bad |= close(fd);
 	if (bad || rename(tmp, dst) != 0) {
@@ -180,7 +184,9 @@ static int write_syms(const char *dir, const struct xom_built *b, size_t n,
 	char sub[4200], name[XOM_KEY_NAME_MAX + 8];
 
 	snprintf(sub, sizeof(sub), "%s/" XOM_STORE_SYMS, dir);
-	if (mkdir(sub, 0755) != 0 && errno != EEXIST)
+	if (mkdir(sub, 0755) == 0)
+		chmod(sub, 0755);       /* whatever the umask */
+	else if (errno != EEXIST)
 		return say(why, cap, "cannot create", sub);
 	for (size_t i = 0; i < n; i++) {
 		struct xom_plan_key k;
@@ -250,6 +256,15 @@ static int dir_trusted(const char *dir, int shared, char *why, size_t cap)
 	return 0;
 }
 
+/* mkdir with mode whatever the umask (a shared store's folders must be
+ * readable by every user); 0, also when it was there, or -1. */
+static int make_dir(const char *p, mode_t mode)
+{
+	if (mkdir(p, mode) == 0)
+		return chmod(p, mode);
+	return errno == EEXIST ? 0 : -1;
+}
+
 /* mkdir -p, the missing directories with mode. */
 static int make_dirs(const char *dir, mode_t mode)
 {
@@ -260,33 +275,179 @@ static int make_dirs(const char *dir, mode_t mode)
 		if (*s != '/')
 			continue;
 		*s = 0;
-		if (mkdir(p, mode) != 0 && errno != EEXIST)
+		if (make_dir(p, mode) != 0)
 			return -1;
 		*s = '/';
 	}
-	return mkdir(p, mode) == 0 || errno == EEXIST ? 0 : -1;
+	return make_dir(p, mode);
 }
 
-int xom_store_add(const char *dir, int shared, const struct xom_built *b,
-                  size_t n, char *why, size_t cap)
+/* Takes the lock of the store in dir, which must be trusted; the lock's
+ * descriptor (closing it unlocks), or -1 with why set. */
+static int lock_store(const char *dir, int shared, char *why, size_t cap)
 {
 	char lock[4200];
 
-	/* A file-size limit must fail the write, not kill the writer. */
-	signal(SIGXFSZ, SIG_IGN);
-	if (make_dirs(dir, shared ? 0755 : 0700) != 0)
-		return say(why, cap, "cannot create", dir);
 	if (dir_trusted(dir, shared, why, cap) != 0)
 		return -1;
 	snprintf(lock, sizeof(lock), "%s/" XOM_STORE_LOCK, dir);
 	int fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return say(why, cap, "cannot open", lock);
-	int rc = -1;
-	if (flock(fd, LOCK_EX) != 0)
+	if (flock(fd, LOCK_EX) != 0) {
 		say(why, cap, "cannot lock", lock);
-	else if (write_syms(dir, b, n, why, cap) == 0)
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int xom_store_add(const char *dir, int shared, const struct xom_built *b,
+                  size_t n, char *why, size_t cap)
+{
+	/* A file-size limit must fail the write, not kill the writer. */
+	signal(SIGXFSZ, SIG_IGN);
+	if (make_dirs(dir, shared ? 0755 : 0700) != 0)
+		return say(why, cap, "cannot create", dir);
+	int fd = lock_store(dir, shared, why, cap);
+	if (fd < 0)
+		return -1;
+	int rc = -1;
+	if (write_syms(dir, b, n, why, cap) == 0)
 		rc = merge_index(dir, b, n, why, cap);
+	close(fd);
+	return rc;
+}
+
+/* ---- dropping plans ---------------------------------------------------- */
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* The key names of the n plans of e, sorted, for bsearch. */
+static char (*key_names(const struct entry *e, size_t n))[XOM_KEY_NAME_MAX]
+{
+	char (*names)[XOM_KEY_NAME_MAX] = calloc(n + 1, sizeof(*names));
+
+	if (!names)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		struct xom_plan_key k;
+		xom_plan_key_of(e[i].plan, &k);
+		xom_key_name(&k, names[i], sizeof(names[i]));
+	}
+	qsort(names, n, sizeof(*names), name_cmp);
+	return names;
+}
+
+static int is_tmp(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 4 && !strcmp(name + n - 4, ".tmp");
+}
+
+/* Deletes in dir/syms what no kept plan names, and any writer's leftover
+ * temporary file (writers hold the lock, so none is being written). */
+static void drop_orphans(const char *dir, char (*names)[XOM_KEY_NAME_MAX],
+                         size_t n, struct xom_prune *r)
+{
+	char sub[4200], path[4500];
+	struct stat st;
+	struct dirent *d;
+
+	snprintf(sub, sizeof(sub), "%s/" XOM_STORE_SYMS, dir);
+	DIR *dp = opendir(sub);
+	if (!dp)
+		return;
+	while ((d = readdir(dp)) != NULL) {
+		if (d->d_name[0] == '.')
+			continue;
+		if (!is_tmp(d->d_name) && strlen(d->d_name) < XOM_KEY_NAME_MAX
+		    && bsearch(d->d_name, names, n, sizeof(*names), name_cmp))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", sub, d->d_name);
+		if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && unlink(path) == 0) {
+			r->syms_removed++;
+			r->bytes += (uint64_t)st.st_size;
+		}
+	}
+	closedir(dp);
+	/* The index's own leftovers: plans.PID.tmp. */
+	if ((dp = opendir(dir)) == NULL)
+		return;
+	while ((d = readdir(dp)) != NULL)
+		if (!strncmp(d->d_name, XOM_STORE_INDEX ".", sizeof(XOM_STORE_INDEX))
+		    && is_tmp(d->d_name)) {
+			snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
+			unlink(path);
+		}
+	closedir(dp);
+}
+
+int xom_store_prune(const char *dir, int shared,
+                    int (*drop)(const struct xom_plan_head *p, void *arg),
+                    void *arg, struct xom_prune *r, char *why, size_t cap)
+{
+	char index[4200];
+	struct stat st;
+	size_t old_len = 0, len = 0, n = 0;
+	int rc = -1;
+
+	memset(r, 0, sizeof(*r));
+	signal(SIGXFSZ, SIG_IGN);
+	int fd = lock_store(dir, shared, why, cap);
+	if (fd < 0)
+		return -1;
+	void *old = map_index(dir, &old_len);
+	snprintf(index, sizeof(index), "%s/" XOM_STORE_INDEX, dir);
+	if (!old && lstat(index, &st) == 0) {
+		/* Damaged: the next writer replaces it; its symbol files may
+		 * still serve plans of the same keys in other stores. */
+		snprintf(why, cap, "%s is damaged; the next plan written replaces it",
+		         index);
+		close(fd);
+		return -1;
+	}
+	size_t nslots = old ? ((const struct xom_store_head *)old)->nslots : 0;
+	struct entry *all = calloc(nslots + 1, sizeof(*all));
+	struct entry *e = calloc(nslots + 1, sizeof(*e));
+	char (*names)[XOM_KEY_NAME_MAX] = NULL;
+	void *idx = NULL;
+	if (!all || !e) {
+		snprintf(why, cap, "out of memory");
+		goto out;
+	}
+	size_t total = old ? old_plans(old, old_len, all, 0, nslots) : 0;
+	for (size_t i = 0; i < total; i++) {
+		if (!drop(all[i].plan, arg)) {
+			e[n++] = all[i];
+			continue;
+		}
+		r->dropped++;
+		r->bytes += all[i].plan->total;
+	}
+	r->kept = n;
+	if (r->dropped) {
+		if (!(idx = build_index(e, n, &len))) {
+			snprintf(why, cap, "out of memory");
+			goto out;
+		}
+		if (replace_file(dir, XOM_STORE_INDEX, idx, len, why, cap) != 0)
+			goto out;
+	}
+	if ((names = key_names(e, n)) != NULL)
+		drop_orphans(dir, names, n, r);
+	rc = 0;
+out:
+	free(names);
+	free(idx);
+	free(e);
+	free(all);
+	if (old)
+		munmap(old, old_len);
 	close(fd);
 	return rc;
 }

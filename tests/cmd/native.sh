@@ -12,6 +12,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # The plans that these runs make go here, not into the user's own cache.
 export XDG_CACHE_HOME=$tmp/cache
+# The fallback for plans too: /tmp/xom-UID is shared with every other run.
+export XDG_RUNTIME_DIR=$tmp/run
+mkdir -m 700 "$XDG_RUNTIME_DIR"
 
 # run_rc NAME WANT_RC CMD...: runs CMD with output in $tmp/out and $tmp/err,
 # and checks its exit status.  Returns 0 when it matched, else says FAIL.
@@ -94,10 +97,10 @@ pku=0
 test_help() {
 	run_rc help 0 "$xom" --help || return
 	local c
-	for c in run scan check status; do
+	for c in run scan check status cache; do
 		grep -q "^  $c " "$tmp/out" || { t_fail help "no '$c' line in xom --help"; return; }
 	done
-	for c in run scan check status; do
+	for c in run scan check status cache; do
 		run_rc help 0 "$xom" "$c" --help || return
 		has "$tmp/out" "usage: xom $c" || { t_fail help "xom $c --help has no usage line"; return; }
 		"$xom" help "$c" | cmp -s - "$tmp/out" || { t_fail help "xom help $c differs from xom $c --help"; return; }
@@ -487,10 +490,10 @@ test_status_count() {
 
 test_install() {
 	local f inst=$tmp/inst
-	make --no-print-directory -s install B="$B" PREFIX="$inst" >"$tmp/out" 2>&1 ||
+	make --no-print-directory -s install B="$B" PREFIX="$inst" APT_CONF_D= >"$tmp/out" 2>&1 ||
 		{ t_fail install "$(tail -3 "$tmp/out")"; return; }
 	for f in bin/xom bin/xom-scan lib/xom/libxom.so lib/xom/libxom-audit.so \
-		lib/xom/xom-plan lib/xom/libxom-scan.so share/man/man1/xom.1; do
+		lib/xom/xom-plan lib/xom/libxom-scan.so lib/xom/xom-apt-hook share/man/man1/xom.1; do
 		[ -e "$inst/$f" ] || { t_fail install "$f not installed"; return; }
 	done
 	cmp -s "$inst/share/man/man1/xom.1" "$B/xom.1" ||
@@ -504,7 +507,7 @@ test_install() {
 	t_pass install
 	# uninstall removes exactly that: a file of someone else's stays.
 	touch "$inst/bin/other"
-	make --no-print-directory -s uninstall B="$B" PREFIX="$inst" >"$tmp/out" 2>&1 ||
+	make --no-print-directory -s uninstall B="$B" PREFIX="$inst" APT_CONF_D= >"$tmp/out" 2>&1 ||
 		{ t_fail uninstall "$(tail -3 "$tmp/out")"; return; }
 	f=$(cd "$inst" && find . ! -type d | sort | tr '\n' ' ')
 	[ "$f" = "./bin/other " ] && [ ! -e "$inst/lib/xom" ] && t_pass uninstall ||
@@ -516,7 +519,8 @@ test_man() {
 	local page=$B/xom.1 c kv n w
 	[ -s "$page" ] || { t_fail man "$page was not built"; return; }
 	sed 's/\\-/-/g; s/\\f[BIR]//g; s/\\e/\\/g' "$page" >"$tmp/man"
-	for c in "xom run" "xom scan" "xom check" "xom status" XOM_OPTIONS; do
+	for c in "xom run" "xom scan" "xom check" "xom status" "xom cache build" \
+		"xom cache stats" "xom cache prune" /var/cache/xom XOM_OPTIONS; do
 		has "$tmp/man" "$c" || { t_fail man "$page does not mention $c"; return; }
 	done
 	n=0
@@ -547,6 +551,403 @@ test_readme_keys() {
 	t_pass readme-keys
 }
 
+# ---- xom cache ---------------------------------------------------------------
+
+cache=$(realpath "$B/tests/cmd/cache")
+# objects_of FILE: the real paths of the objects that the runtime's verbose
+# lines in FILE name ("xom: PATH: N pages execute-only..."), sorted.
+objects_of() {
+	sed -n 's/^xom: \(.*\): [0-9]* pages* execute-only.*/\1/p' "$1" |
+		while IFS= read -r p; do realpath "$p"; done | sort -u
+}
+# plans_of [STATS OPTIONS]: "STATE PATH" of every plan, sorted by path.
+plans_of() { "$xom" cache stats --list "$@" | cut -d' ' -f2- | sort -k2; }
+# A folder that the runtime trusts as a system store's parent: root's, and
+# nobody else can write to it or anything above it (not /tmp).
+trusted_dir() {
+	local d base
+	[ "$(id -u)" = 0 ] || return 1
+	for base in /run /var/cache /var/tmp; do
+		d=$(mktemp -d "$base/xom-test.XXXXXX" 2>/dev/null) || continue
+		if "$xom" cache stats --store "$d" >/dev/null 2>&1 && trusted_path "$d"; then
+			echo "$d"
+			return 0
+		fi
+		rmdir "$d"
+	done
+	return 1
+}
+# trusted_path DIR: DIR and every folder above it are root's, mode g-w,o-w.
+trusted_path() {
+	local p=$1
+	while :; do
+		[ "$(stat -c %u "$p")" = 0 ] && [ $(( 0$(stat -c %a "$p") & 022 )) = 0 ] || return 1
+		[ "$p" = / ] && return 0
+		p=$(dirname "$p")
+	done
+}
+
+test_cache_usage() {
+	local args
+	for args in "cache" "cache frob" "cache build" "cache build --system $probe" \
+		"cache build --jobs 0 $probe" "cache build --jobs x $probe" "cache stats extra" \
+		"cache stats --system" "cache stats --json --list" "cache prune --jobs 2" \
+		"cache build --json $probe" "cache --frob" "cache build --store"; do
+		# shellcheck disable=SC2086
+		run_rc "cache-usage[$args]" 64 "$xom" $args || return
+		has "$tmp/err" "usage: xom cache" ||
+			{ t_fail cache-usage "'xom $args': no usage line: $(cat "$tmp/err")"; return; }
+	done
+	run_rc cache-usage 0 "$xom" cache --help &&
+		has "$tmp/out" "xom cache build --system" && has "$tmp/out" "/var/cache/xom" &&
+		has "$tmp/out" "Exit status" && t_pass cache-usage ||
+		t_fail cache-usage "$(head -3 "$tmp/out")"
+}
+
+# The key test: after xom cache build PROG, running PROG scans nothing, and
+# the cache holds exactly what the runtime loaded: the program, the library
+# that only its RUNPATH finds, libc, the dynamic linker and libxom.so.
+test_cache_build_closure() {
+	local want got
+	export XDG_CACHE_HOME=$tmp/cc XDG_RUNTIME_DIR=$tmp/cc-run
+	mkdir -m 700 "$tmp/cc-run"
+	run_rc cache-build 0 "$xom" cache build "$cache/cacheprog" /bin/ls || return
+	grep -Eq '^xom: [0-9]+ plans built .* into '"$tmp/cc/xom"' in .*; 0 already current$' "$tmp/err" &&
+		[ "$(wc -l <"$tmp/err")" = 1 ] ||
+		{ t_fail cache-build "summary: $(cat "$tmp/err")"; return; }
+	cp "$tmp/cc/xom/plans" "$tmp/index-before"
+	plans_of >"$tmp/plans-built"
+	: >"$tmp/rt"
+	for p in "$cache/cacheprog" /bin/ls; do
+		XOM_OPTIONS=store=off:backend=none:verbose=1 LD_PRELOAD=$B/libxom.so "$p" >/dev/null 2>>"$tmp/rt"
+	done
+	if grep -q "scanning" "$tmp/rt" || ! cmp -s "$tmp/index-before" "$tmp/cc/xom/plans"; then
+		t_fail cache-build-no-scan "the runtime scanned after xom cache build: $(grep scanning "$tmp/rt")"
+	else
+		t_pass cache-build-no-scan
+	fi
+	want=$(objects_of "$tmp/rt")
+	got=$(sed -n 's/^current //p' "$tmp/plans-built" | while IFS= read -r p; do realpath "$p"; done | sort -u)
+	[ -n "$want" ] && [ "$want" = "$got" ] && echo "$got" | grep -q "/lib/libcachedep.so$" &&
+		t_pass cache-build-closure ||
+		t_fail cache-build-closure "the runtime loaded: $(echo $want); the cache has: $(echo $got)"
+	# Current plans are not made again.
+	run_rc cache-build-current 0 "$xom" cache build "$cache/cacheprog" || return
+	grep -q "^xom: 0 plans built .*; [0-9]* already current$" "$tmp/err" &&
+		t_pass cache-build-current || t_fail cache-build-current "$(cat "$tmp/err")"
+	export XDG_RUNTIME_DIR=$tmp/run
+	export XDG_CACHE_HOME=$tmp/cache
+}
+
+test_cache_build_errors() {
+	export XDG_CACHE_HOME=$tmp/ce
+	run_rc cache-build-missing 2 "$xom" cache build "$tmp/no/such" &&
+		has "$tmp/err" "$tmp/no/such: no such file" && t_pass cache-build-missing ||
+		t_fail cache-build-missing "$(cat "$tmp/err")"
+	printf 'not elf\n' >"$tmp/notelf"
+	run_rc cache-build-notelf 1 "$xom" cache build "$tmp/notelf" &&
+		has "$tmp/err" "$tmp/notelf: not an x86-64 ELF" && t_pass cache-build-notelf ||
+		t_fail cache-build-notelf "$(cat "$tmp/err")"
+	if [ -x "$B/tests/cmd/probe-static" ]; then
+		run_rc cache-build-static 1 "$xom" cache build "$B/tests/cmd/probe-static" &&
+			has "$tmp/err" "statically linked" && t_pass cache-build-static ||
+			t_fail cache-build-static "$(cat "$tmp/err")"
+	fi
+	# A program that names an audit module: listing its libraries would
+	# run the module, so they are left out, and it says so.
+	rm -f "$cache/audit-ran"
+	env -i LD_TRACE_LOADED_OBJECTS=1 /lib64/ld-linux-x86-64.so.2 "$cache/auditprog" >/dev/null 2>&1
+	if [ ! -e "$cache/audit-ran" ]; then
+		t_fail cache-build-audit "the test's audit module did not run under ldd"
+	else
+		rm -f "$cache/audit-ran"
+		run_rc cache-build-audit 1 "$xom" cache build "$cache/auditprog" &&
+			has "$tmp/err" "$cache/auditprog: names audit modules (DT_AUDIT)" &&
+			[ ! -e "$cache/audit-ran" ] && plans_of | grep -q "current $cache/auditprog$" &&
+			t_pass cache-build-audit ||
+			t_fail cache-build-audit "$( [ -e "$cache/audit-ran" ] && echo 'the audit module ran: ')$(cat "$tmp/err")"
+	fi
+	# A file the scanner refuses is named, and the others are kept.
+	cp "$cache/libcache1.so" "$tmp/trunc.so" && truncate -s 2000 "$tmp/trunc.so"
+	run_rc cache-build-bad 1 "$xom" cache build "$tmp/trunc.so" "$cache/libcache2.so" || return
+	grep -q "^xom: $tmp/trunc.so: " "$tmp/err" && grep -q "could not be analysed" "$tmp/err" &&
+		plans_of | grep -q "current $cache/libcache2.so$" && t_pass cache-build-bad ||
+		t_fail cache-build-bad "$(cat "$tmp/err")"
+	# A cache that only others may write: exit 2, said.
+	mkdir -p -m 755 "$tmp/cw/xom"
+	XDG_CACHE_HOME=$tmp/cw run_rc cache-build-unwritable 2 "$xom" cache build "$cache/libcache3.so" &&
+		has "$tmp/err" "cannot keep plans in $tmp/cw/xom" && t_pass cache-build-unwritable ||
+		t_fail cache-build-unwritable "$(cat "$tmp/err")"
+	export XDG_CACHE_HOME=$tmp/cache
+}
+
+# The progress line is drawn on a terminal only; a summary line either way.
+test_cache_progress() {
+	if ! command -v script >/dev/null; then
+		t_skip cache-progress "no script(1) to give xom a terminal"
+		return
+	fi
+	XDG_CACHE_HOME=$tmp/cp1 script -qec "$xom cache build $cache/cacheprog" /dev/null >"$tmp/tty" 2>&1
+	if grep -q "$(printf '\r')" "$tmp/tty" && grep -Eq '\[#*\.*\] [0-9]+/[0-9]+ files, [0-9]+/[0-9]+ MB' "$tmp/tty" &&
+		grep -q "plans built" "$tmp/tty"; then
+		t_pass cache-progress-tty
+	else
+		t_fail cache-progress-tty "$(tr '\r' '|' <"$tmp/tty" | head -c 300)"
+	fi
+	XDG_CACHE_HOME=$tmp/cp2 run_rc cache-progress-pipe 0 "$xom" cache build "$cache/cacheprog" || return
+	! grep -q "$(printf '\r')" "$tmp/err" && ! grep -q "files, " "$tmp/err" &&
+		[ "$(wc -l <"$tmp/err")" = 1 ] && [ ! -s "$tmp/out" ] && t_pass cache-progress-pipe ||
+		t_fail cache-progress-pipe "$(tr '\r' '|' <"$tmp/err")"
+	XDG_CACHE_HOME=$tmp/cp3 script -qec "$xom cache build --quiet $cache/cacheprog" /dev/null >"$tmp/tty" 2>&1
+	[ ! -s "$tmp/tty" ] && t_pass cache-progress-quiet ||
+		t_fail cache-progress-quiet "$(tr '\r' '|' <"$tmp/tty")"
+}
+
+# stats counts what is stale; prune drops exactly that.
+test_cache_stale() {
+	local s=$tmp/st
+	export XDG_CACHE_HOME=$tmp/cs XDG_RUNTIME_DIR=$tmp/cs-run
+	mkdir -m 700 "$tmp/cs-run"
+	mkdir -p "$s"
+	cp "$cache"/libcache1.so "$cache"/libcache2.so "$cache"/libcache3.so "$cache"/libcachenoid.so "$s/"
+	run_rc cache-stale 0 "$xom" cache build "$s"/*.so || return
+	n0=$(plans_of | grep -c '^current ')
+	rm "$s/libcache1.so"                            # gone
+	cp "$s/libcache3.so" "$s/libcache2.so.new"      # another build at the path
+	mv "$s/libcache2.so.new" "$s/libcache2.so"
+	touch -d @1000000000 "$s/libcachenoid.so"       # keyed by identity: changed
+	run_rc cache-stale 0 "$xom" cache stats || return
+	sed -n '/^user store/,/^fallback/p' "$tmp/out" >"$tmp/user"
+	grep -Eq "^  plans +$n0 " "$tmp/user" && grep -Eq '^  stale +3: 1 file gone, 2 changed$' "$tmp/user" &&
+		grep -Eq '^  symbol files +[0-9]+ \([0-9.]+ MB\), 0 that no plan names, 0 missing$' "$tmp/user" &&
+		t_pass cache-stats || { t_fail cache-stats "$(cat "$tmp/user")"; return; }
+	"$xom" cache stats --json >"$tmp/json"
+	grep '"store": "user"' "$tmp/json" | grep -q "\"plans\": $n0, .*\"stale\": 3, \"gone\": 1, \"changed\": 2," &&
+		t_pass cache-stats-json || t_fail cache-stats-json "$(cat "$tmp/json")"
+	plans_of >"$tmp/before"
+	grep -q "^gone $s/libcache1.so$" "$tmp/before" && grep -q "^changed $s/libcache2.so$" "$tmp/before" &&
+		grep -q "^changed $s/libcachenoid.so$" "$tmp/before" && grep -q "^current $s/libcache3.so$" "$tmp/before" &&
+		t_pass cache-stats-list || t_fail cache-stats-list "$(cat "$tmp/before")"
+	run_rc cache-prune 0 "$xom" cache prune || return
+	has "$tmp/err" "$tmp/cs/xom: dropped 3 plans (1 file gone, 2 changed) and 3 symbol files" &&
+		has "$tmp/err" "; $((n0 - 3)) plans kept" || { t_fail cache-prune "$(cat "$tmp/err")"; return; }
+	plans_of >"$tmp/after"
+	[ "$(grep -vc '^current ' "$tmp/after")" = 0 ] && [ "$(wc -l <"$tmp/after")" = $((n0 - 3)) ] &&
+		grep -q "^current $s/libcache3.so$" "$tmp/after" &&
+		[ "$(grep '^current ' "$tmp/before" | sort)" = "$(sort "$tmp/after")" ] ||
+		{ t_fail cache-prune "left: $(cat "$tmp/after")"; return; }
+	# Every symbol file left belongs to a plan left, and a second prune
+	# has nothing to do.
+	"$xom" cache stats | grep -Eq '^  symbol files +[0-9]+ .*, 0 that no plan names, 0 missing$' &&
+		run_rc cache-prune 0 "$xom" cache prune && has "$tmp/err" "dropped 0 plans" &&
+		t_pass cache-prune || t_fail cache-prune "second prune: $(cat "$tmp/err")"
+	export XDG_RUNTIME_DIR=$tmp/run
+	export XDG_CACHE_HOME=$tmp/cache
+}
+
+# Prune while programs run and scan into the same store: nothing kept is
+# lost, and the index is never torn.
+test_cache_prune_concurrent() {
+	local i n=12 pruner
+	export XDG_CACHE_HOME=$tmp/cpc
+	"$xom" cache build -q "$cache/libcache3.so" || { t_fail cache-prune-concurrent "build"; return; }
+	# The runtime's helpers add plans, one program at a time, while prune
+	# runs over and over: it rewrites the index each time, since each
+	# program also adds the plan of a file that is deleted right after.
+	# Every plan of a file still there must survive with its symbol file.
+	(while [ ! -e "$tmp/cpc-done" ]; do "$xom" cache prune -q || echo "prune failed"; done) >"$tmp/pruner" 2>&1 &
+	pruner=$!
+	for i in $(seq $n); do
+		cp "$cache/libcachenoid.so" "$tmp/keep$i.so"
+		cp "$cache/libcachenoid.so" "$tmp/gone$i.so"
+		XOM_OPTIONS=store=off:backend=none:verbose=1 LD_PRELOAD="$B/libxom.so $tmp/keep$i.so $tmp/gone$i.so" \
+			"$probe" exit 0 >/dev/null 2>>"$tmp/cpc-err"
+		rm "$tmp/gone$i.so"
+	done
+	touch "$tmp/cpc-done"
+	wait $pruner
+	"$xom" cache prune -q
+	plans_of >"$tmp/out"
+	"$xom" cache stats >"$tmp/stats"
+	[ "$(grep -c "^current $tmp/keep[0-9]*.so$" "$tmp/out")" = $n ] &&
+		grep -q "current $cache/libcache3.so$" "$tmp/out" && ! grep -vq "^current " "$tmp/out" &&
+		grep -Eq '^  symbol files .*, 0 that no plan names, 0 missing$' "$tmp/stats" &&
+		[ ! -s "$tmp/pruner" ] && ! grep -q "ignored" "$tmp/cpc-err" &&
+		t_pass cache-prune-concurrent ||
+		t_fail cache-prune-concurrent "$(grep -c keep "$tmp/out") of $n plans left; not current: $(grep -v "^current " "$tmp/out" | head -3); $(grep "symbol files" "$tmp/stats"); pruner: $(head -3 "$tmp/pruner"); runtime: $(grep ignored "$tmp/cpc-err" | head -2)"
+	# Prune waits for the store's lock, which writers hold while they
+	# write: with the lock taken, it has not finished half a second later.
+	if command -v flock >/dev/null; then
+		local holder p i=0
+		rm "$tmp/keep1.so"
+		flock "$tmp/cpc/xom/lock" sleep 2 &
+		holder=$!
+		while flock -n "$tmp/cpc/xom/lock" true && [ $i -lt 100 ]; do sleep 0.02; i=$((i + 1)); done
+		"$xom" cache prune -q & p=$!
+		sleep 0.5
+		if kill -0 $p 2>/dev/null && plans_of | grep -q "^gone $tmp/keep1.so$"; then
+			wait $holder; wait $p
+			plans_of | grep -q "keep1.so" && t_fail cache-prune-lock "not pruned after the lock was free" ||
+				t_pass cache-prune-lock
+		else
+			wait $holder; wait $p
+			t_fail cache-prune-lock "prune did not wait for the store's lock"
+		fi
+	else
+		t_skip cache-prune-lock "no flock(1)"
+	fi
+	export XDG_CACHE_HOME=$tmp/cache
+}
+
+# The system store is root's: as anyone else, --system and --store refuse.
+test_cache_system_root() {
+	local nobody
+	if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
+		run_rc cache-system-root 2 "$xom" cache build --system && has "$tmp/err" "run this as root" &&
+			t_pass cache-system-root || t_fail cache-system-root "$(cat "$tmp/err")"
+		return
+	fi
+	nobody="setpriv --reuid=65534 --regid=65534 --clear-groups"
+	if ! $nobody "$xom" --version >/dev/null 2>&1; then
+		t_skip cache-system-root "user 65534 cannot run $xom (a folder above it is private)"
+		return
+	fi
+	for args in "build --system" "build --store $tmp/s $probe" "prune --system"; do
+		# shellcheck disable=SC2086
+		HOME=$tmp XDG_CACHE_HOME= run_rc "cache-system-root[$args]" 2 $nobody "$xom" cache $args || return
+		has "$tmp/err" "must be root's: run this as root" ||
+			{ t_fail cache-system-root "$args: $(cat "$tmp/err")"; return; }
+	done
+	[ ! -e "$tmp/s" ] && t_pass cache-system-root || t_fail cache-system-root "$tmp/s was made"
+}
+
+# --system's walk: every dynamically linked x86-64 object of the system
+# folders, each once, and nothing static, relocatable or of debug files.
+test_cache_system_walk() {
+	local st
+	XOM_OPTIONS=store=$tmp/never run_rc cache-system-walk 0 "$xom" cache build --system --dry-run || return
+	sort "$tmp/out" >"$tmp/walk"
+	[ -z "$(uniq -d "$tmp/walk")" ] || { t_fail cache-system-walk "listed twice: $(uniq -d "$tmp/walk" | head -3)"; return; }
+	for f in /usr/bin/ls "$(realpath /lib/x86_64-linux-gnu/libc.so.6)" "$(realpath /lib64/ld-linux-x86-64.so.2)"; do
+		grep -qx "$f" "$tmp/walk" || { t_fail cache-system-walk "$f not listed"; return; }
+	done
+	grep -qE '\.o$|^/usr/lib/debug/|^/bin/|^/lib/' "$tmp/walk" &&
+		{ t_fail cache-system-walk "$(grep -E '\.o$|^/usr/lib/debug/|^/bin/|^/lib/' "$tmp/walk" | head -3)"; return; }
+	# A static program of the system, if there is one (ldconfig, static-pie
+	# on Debian 12), is not listed.
+	st=$(file -L /sbin/ldconfig 2>/dev/null | grep -q 'static' && realpath /sbin/ldconfig)
+	[ -z "$st" ] || ! grep -qx "$st" "$tmp/walk" ||
+		{ t_fail cache-system-walk "static $st listed"; return; }
+	while IFS= read -r f; do
+		case $(od -An -c -N4 "$f" | tr -d ' ') in
+		177ELF) ;;
+		*) t_fail cache-system-walk "$f is not ELF"; return ;;
+		esac
+	done < <(head -n 200 "$tmp/walk")
+	grep -q "^xom: $(wc -l <"$tmp/walk") files to scan (.* MB) into $tmp/never; 0 already current$" "$tmp/err" &&
+		[ ! -e "$tmp/never" ] && t_pass cache-system-walk || t_fail cache-system-walk "$(cat "$tmp/err")"
+}
+
+# A root-owned store: written with modes every user can read, whatever the
+# umask; read by the runtime with no helper run; ignored when a folder above
+# it is group-writable, silently unless verbose.
+test_cache_system_store() {
+	local r
+	if ! r=$(trusted_dir); then
+		t_skip cache-system-store "needs root and a root-owned folder (/run, /var/cache) for a trusted store"
+		return
+	fi
+	mkdir -m 755 "$r/p"
+	(umask 077; "$xom" cache build -q --store "$r/p/store" "$cache/cacheprog") ||
+		{ t_fail cache-system-store "build: exit $?"; rm -rf "$r"; return; }
+	if [ "$(stat -c %a "$r/p/store")" = 755 ] && [ "$(stat -c %a "$r/p/store/syms")" = 755 ] &&
+		[ "$(stat -c %a "$r/p/store/plans")" = 644 ] &&
+		[ -z "$(find "$r/p/store/syms" -type f ! -perm 644)" ]; then
+		t_pass cache-system-store-modes
+	else
+		t_fail cache-system-store-modes "$(ls -lR "$r/p/store" | head -8)"
+	fi
+	XDG_CACHE_HOME=$tmp/sys-user XOM_OPTIONS=store=$r/p/store:backend=none:verbose=1 \
+		LD_PRELOAD=$B/libxom.so "$cache/cacheprog" >"$tmp/out" 2>"$tmp/err"
+	[ "$(cat "$tmp/out")" = "cache value 7" ] && ! has "$tmp/err" scanning && ! has "$tmp/err" ignored &&
+		[ ! -e "$tmp/sys-user/xom/plans" ] && grep -q "libcachedep.so: [0-9]* pages* execute-only" "$tmp/err" &&
+		t_pass cache-system-store-read || t_fail cache-system-store-read "$(cat "$tmp/err")"
+	chmod 775 "$r/p"
+	XDG_CACHE_HOME=$tmp/sys-user2 XOM_OPTIONS=store=$r/p/store:backend=none:verbose=1 \
+		LD_PRELOAD=$B/libxom.so "$cache/cacheprog" >"$tmp/out" 2>"$tmp/err"
+	has "$tmp/err" "plan store $r/p/store/plans ignored: its directories are not root's alone" &&
+		has "$tmp/err" "scanning" && t_pass cache-system-store-untrusted ||
+		t_fail cache-system-store-untrusted "$(cat "$tmp/err")"
+	XDG_CACHE_HOME=$tmp/sys-user3 XOM_OPTIONS=store=$r/p/store:backend=none \
+		LD_PRELOAD=$B/libxom.so "$cache/cacheprog" >"$tmp/out" 2>"$tmp/err"
+	[ ! -s "$tmp/err" ] && t_pass cache-system-store-quiet || t_fail cache-system-store-quiet "$(cat "$tmp/err")"
+	"$xom" cache stats --store "$r/p/store" >"$tmp/out"
+	has "$tmp/out" "ignored       $r/p is writable by its group (mode 0775)" &&
+		t_pass cache-system-store-stats || t_fail cache-system-store-stats "$(cat "$tmp/out")"
+	chmod 755 "$r/p"
+	# prune --store: as root, the store's own kind.
+	run_rc cache-system-store-prune 0 "$xom" cache prune --store "$r/p/store" &&
+		has "$tmp/err" "dropped 0 plans" && t_pass cache-system-store-prune ||
+		t_fail cache-system-store-prune "$(cat "$tmp/err")"
+	rm -rf "$r"
+}
+
+# The runtime's default system store is /var/cache/xom, and xom cache
+# stats lists exactly the runtime's stores in its order.
+test_cache_stores() {
+	XDG_CACHE_HOME=$tmp/u XDG_RUNTIME_DIR=$tmp/rr run_rc cache-stores 0 "$xom" cache stats || return
+	[ "$(grep -c ' store  ' "$tmp/out")" = 3 ] &&
+		sed -n 1p "$tmp/out" | grep -qx "system store  /var/cache/xom" &&
+		grep -qx "user store  $tmp/u/xom" "$tmp/out" && grep -qx "fallback store  $tmp/rr/xom" "$tmp/out" ||
+		{ t_fail cache-stores "$(cat "$tmp/out")"; return; }
+	XDG_CACHE_HOME=$tmp/u XOM_OPTIONS=store=off:cache=off run_rc cache-stores 0 "$xom" cache stats &&
+		grep -q "^system store  (none)" "$tmp/out" && grep -q "^user store  (none)" "$tmp/out" &&
+		t_pass cache-stores || t_fail cache-stores "off: $(cat "$tmp/out")"
+	"$xom" check | grep -Eq '^  store +default +/var/cache/xom$' && t_pass check-store-default ||
+		t_fail check-store-default "$("$xom" check | grep store)"
+}
+
+# The apt hook: installed with make install, it runs xom cache build and
+# prune on the system store with its arguments, logs what they said, and
+# exits 0 whatever happens, so that apt never fails because of xom.
+test_cache_hook() {
+	local inst=$tmp/hinst hook
+	mkdir -p "$inst/apt.conf.d"
+	make --no-print-directory -s install B="$B" PREFIX="$inst" APT_CONF_D="$inst/apt.conf.d" >"$tmp/out" 2>&1 ||
+		{ t_fail cache-hook "$(tail -3 "$tmp/out")"; return; }
+	hook=$inst/lib/xom/xom-apt-hook
+	[ -x "$hook" ] && grep -q "^xom=$inst/bin/xom$" "$hook" &&
+		grep -q "DPkg::Post-Invoke.*$hook" "$inst/apt.conf.d/90xom" ||
+		{ t_fail cache-hook-installed "$(ls -l "$inst/lib/xom" "$inst/apt.conf.d")"; return; }
+	t_pass cache-hook-installed
+	# The installed xom stands in for itself, recording its arguments and
+	# failing.
+	mv "$inst/bin/xom" "$inst/bin/xom.real"
+	printf '#!/bin/sh\necho "args: $*"\nexit 2\n' >"$inst/bin/xom"
+	chmod 755 "$inst/bin/xom"
+	XOM_OPTIONS=store=/elsewhere XOM_HOOK_LOG=$tmp/hook.log "$hook" --store "$tmp/hs" >"$tmp/out" 2>&1
+	rc=$?
+	[ $rc = 0 ] && [ ! -s "$tmp/out" ] && grep -qx "args: cache build --system --store $tmp/hs" "$tmp/hook.log" &&
+		grep -qx "args: cache prune --system --store $tmp/hs" "$tmp/hook.log" &&
+		grep -q "exit status 2" "$tmp/hook.log" && t_pass cache-hook-fails-safe ||
+		t_fail cache-hook-fails-safe "rc $rc, out $(cat "$tmp/out"), log $(cat "$tmp/hook.log")"
+	# No xom (uninstalled), and a log it cannot write: still 0.
+	rm "$inst/bin/xom"
+	XOM_HOOK_LOG=/nonexistent/dir/log "$hook" >"$tmp/out" 2>&1
+	rc=$?
+	mv "$inst/bin/xom.real" "$inst/bin/xom"
+	XOM_HOOK_LOG=/nonexistent/dir/log "$hook" >/dev/null 2>&1
+	[ $rc = 0 ] && [ $? = 0 ] && t_pass cache-hook-no-xom || t_fail cache-hook-no-xom "rc $rc"
+	make --no-print-directory -s uninstall B="$B" PREFIX="$inst" APT_CONF_D="$inst/apt.conf.d" >"$tmp/out" 2>&1
+	[ ! -e "$hook" ] && [ ! -e "$inst/apt.conf.d/90xom" ] && t_pass cache-hook-uninstalled ||
+		t_fail cache-hook-uninstalled "$(ls -R "$inst")"
+	# Without a folder for it, install says so and goes on.
+	make --no-print-directory -s install B="$B" PREFIX="$inst" APT_CONF_D="$inst/none" >"$tmp/out" 2>&1 &&
+		has "$tmp/out" "not installing the apt hook: $inst/none" && [ ! -e "$inst/none" ] &&
+		t_pass cache-hook-no-apt || t_fail cache-hook-no-apt "$(cat "$tmp/out")"
+	make --no-print-directory -s uninstall B="$B" PREFIX="$inst" APT_CONF_D="$inst/none" >/dev/null 2>&1
+}
+
 # ---- the demo ----------------------------------------------------------------
 
 test_demo_unprotected() {
@@ -572,6 +973,10 @@ for t in test_help test_usage test_run_options test_run_static test_run_setuid \
 	test_run_stop test_run_tty test_run_env test_run_nopku test_scan test_check \
 	test_check_values test_check_options test_check_cache test_check_fallback test_status \
 	test_status_gone test_status_count test_install test_man test_readme_keys \
+	test_cache_usage test_cache_build_closure test_cache_build_errors \
+	test_cache_progress test_cache_stale test_cache_prune_concurrent \
+	test_cache_system_root test_cache_system_walk test_cache_system_store \
+	test_cache_stores test_cache_hook \
 	test_demo_unprotected test_demo_protected; do
 	$t
 done

@@ -1,0 +1,624 @@
+/*
+ * cache.c - xom cache build|stats|prune: the plan stores from outside the
+ * runtime.  The stores are those the runtime reads, chosen by its own code
+ * (loader/options.c: xom_store_dirs) from XOM_OPTIONS, in its order: the
+ * system store, root's; the user's cache; the fallback folder.
+ *
+ * build makes plans ahead of time, so that no program's first start has
+ * to scan; stats shows what each store holds and how much of it is stale;
+ * prune drops the stale plans.  Everything that writes a store goes
+ * through loader/plan/store.c, under the store's lock, replacing files by
+ * rename, so that running programs and their helpers can read and write
+ * the same stores meanwhile.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../loader/options.h"
+#include "../loader/plan/build.h"
+#include "cache.h"
+#include "cmd.h"
+
+const char cache_usage[] =
+	"usage: xom cache build|stats|prune [ARGS...]\n"
+	"\n"
+	"  xom cache build [--store DIR] [-j N] [-n] [-q] PROG|FILE...\n"
+	"  xom cache build --system [--store DIR] [-j N] [-n] [-q]\n"
+	"  xom cache stats [--json | --list] [--store DIR]\n"
+	"  xom cache prune [--system] [--store DIR] [-q]\n"
+	"\n"
+	"A plan says which code pages of one file become execute-only.  The\n"
+	"runtime looks each object's plan up in the system store (" XOM_SYSTEM_STORE ",\n"
+	"root's; XOM_OPTIONS store=), then in your cache ($XDG_CACHE_HOME/xom or\n"
+	"~/.cache/xom; cache=), then in $XDG_RUNTIME_DIR/xom or /tmp/xom-UID, and\n"
+	"scans what none of them has when the program starts (seconds, for a big\n"
+	"program).\n"
+	"\n"
+	"build  makes the plans ahead of time, on every core, skipping those that\n"
+	"       are current.  For each PROG (looked up in PATH when it has no\n"
+	"       slash; for a #! script, its interpreter) or FILE: the file, its\n"
+	"       dynamic linker and every library the dynamic linker loads with it\n"
+	"       (not those opened later with dlopen: name them too), and\n"
+	"       libxom.so; into your cache.  --system (as root): every x86-64\n"
+	"       shared object and dynamically linked program under /usr/lib,\n"
+	"       /usr/bin, /usr/sbin, /usr/libexec, /usr/local and the like, into\n"
+	"       the system store.  --store DIR: into a store like the system's\n"
+	"       (root's, mode 0755) at DIR instead.  On a terminal one line shows\n"
+	"       the progress; a summary follows.\n"
+	"stats  for each store that the runtime reads, in its order: the plans\n"
+	"       and their size, the symbol files (which name functions in fault\n"
+	"       reports), the stale plans (whose file is gone or has changed),\n"
+	"       and when the oldest and newest symbol files were written.\n"
+	"       --list prints one line per plan instead: the store, the plan's\n"
+	"       state (current, gone, changed, unchecked) and its file.\n"
+	"prune  drops the stale plans and the symbol files that no plan names,\n"
+	"       from your cache and the fallback folder, or with --system (as\n"
+	"       root) from the system store.\n"
+	"\n"
+	"Options:\n"
+	"  --system        the system store (build: and every object of the system)\n"
+	"  --store DIR     a system-style store at DIR instead\n"
+	"  -j, --jobs N    scanners at once (default: one per core)\n"
+	"  -n, --dry-run   build: list the files that would be scanned, and stop\n"
+	"  -q, --quiet     no progress line and no summary; failures are still said\n"
+	"  --json          stats: one JSON object per store, one per line\n"
+	"  --list          stats: one line per plan\n"
+	"  -h, --help      this text\n"
+	"\n"
+	"Exit status: 0 done; 1 some file could not be analysed (each is named);\n"
+	"2 a file or store could not be read or written, or the system store\n"
+	"without root; 64 usage; killed by a signal (130 for Ctrl-C) after\n"
+	"keeping the plans already made.\n";
+
+struct cache_opts {
+	int system, quiet, json, list, dry_run, jobs;
+	const char *store;
+};
+
+static const char *const store_label[XOM_NSTORES] = { "system", "user", "fallback" };
+
+/* The options the runtime would run a program with here: XOM_OPTIONS over
+ * the defaults (/etc/xom.conf is per program, and no program is named). */
+static int runtime_opts(struct xom_opts *o, char *buf, size_t cap)
+{
+	char err[512];
+	int require;
+
+	if (xom_options_parse(getenv("XOM_OPTIONS"), o, buf, cap, &require, err,
+	                      sizeof(err)) != 0) {
+		say("XOM_OPTIONS: %s", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- build ------------------------------------------------------------------ */
+
+static int need_root(const char *what, const char *dir)
+{
+	if (geteuid() == 0)
+		return 0;
+	say("cache %s: %s is the system store, which must be root's: run this as root",
+	    what, dir);
+	return -1;
+}
+
+/* The store build writes to; 0, or an exit status after one line. */
+static int build_target(const struct cache_opts *c, char *dir, size_t cap,
+                        int *shared)
+{
+	struct xom_opts o;
+	char buf[4096];
+
+	*shared = c->system || c->store;
+	if (c->store) {
+		snprintf(dir, cap, "%s", c->store);
+		return need_root("build", dir) ? XOM_EXIT_ENV : 0;
+	}
+	if (runtime_opts(&o, buf, sizeof(buf)) != 0)
+		return XOM_EXIT_USAGE;
+	if (c->system) {
+		if (!o.store || !strcmp(o.store, "off")) {
+			say("cache build: XOM_OPTIONS has store=off: the runtime reads no system store");
+			return XOM_EXIT_ENV;
+		}
+		snprintf(dir, cap, "%s", o.store);
+		return need_root("build", dir) ? XOM_EXIT_ENV : 0;
+	}
+	switch (xom_cache_dir(&o, dir, cap)) {
+	case XOM_CACHE_OFF:
+		say("cache build: XOM_OPTIONS has cache=off: there is no cache to build");
+		return XOM_EXIT_ENV;
+	case XOM_CACHE_NONE:
+		say("cache build: no cache folder: neither XDG_CACHE_HOME nor HOME is an absolute path");
+		return XOM_EXIT_ENV;
+	}
+	return 0;
+}
+
+/* Splits l into what already has a current plan (in the target store, or
+ * for a user's build in the system store that the runtime trusts, which
+ * it reads first) and what is to scan. */
+static size_t to_scan(struct cache_files *l, const char *dir, int shared,
+                      struct cache_file **todo, size_t *current, int *status)
+{
+	struct store_index target, sys = { 0 };
+	struct xom_opts o;
+	char buf[4096], sdir[PATH_MAX], why[512];
+	struct xom_dirs d;
+	size_t n = 0;
+
+	store_map(dir, &target);
+	if (!shared && runtime_opts(&o, buf, sizeof(buf)) == 0) {
+		xom_store_dirs(&o, 0, (unsigned)geteuid(), &d);
+		const char *s = xom_dir_path(&d, XOM_STORE_SYSTEM, sdir, sizeof(sdir));
+		if (s && store_trusted(s, 1, why, sizeof(why)) == 0)
+			store_map(s, &sys);
+	}
+	*current = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		struct cache_file *f = &l->f[i];
+		if (file_key(f->path, &f->key) != 0) {
+			say("%s: cannot read: %s", f->path, strerror(errno));
+			*status = xom_exit_worst(*status, XOM_EXIT_ENV);
+			continue;
+		}
+		if (store_find(&target, &f->key) || store_find(&sys, &f->key))
+			++*current;
+		else
+			todo[n++] = f;
+	}
+	store_unmap(&target);
+	store_unmap(&sys);
+	return n;
+}
+
+static int build(const struct cache_opts *c, int argc, char **argv)
+{
+	char dir[PATH_MAX], helper[PATH_MAX], own[PATH_MAX], why[512];
+	struct cache_files l = { 0 };
+	struct scan_result r;
+	size_t seen = 0, current = 0;
+	int shared, status = XOM_EXIT_OK;
+
+	if (c->system && argc)
+		return usage_error("build --system takes no PROG or FILE");
+	if (!c->system && !argc)
+		return usage_error("build needs a PROG or FILE (or --system)");
+	int rc = build_target(c, dir, sizeof(dir), &shared);
+	/* A dry run writes nothing, so it needs no root. */
+	if (rc == XOM_EXIT_ENV && c->dry_run && shared && geteuid() != 0)
+		rc = 0;
+	if (rc)
+		return rc;
+	if (!find_own("xom-plan", helper, sizeof(helper))) {
+		say("cannot find xom-plan beside %s or in %s/../lib/xom", self_dir(),
+		    self_dir());
+		return XOM_EXIT_ENV;
+	}
+	if (c->system) {
+		status = files_add_system(&l, &seen);
+	} else {
+		for (int i = 0; i < argc; i++)
+			status = xom_exit_worst(status, files_add_prog(&l, argv[i]));
+		/* What xom run and LD_PRELOAD load into every program. */
+		if (find_own("libxom.so", own, sizeof(own)))
+			status = xom_exit_worst(status, files_add_path(&l, own));
+	}
+	struct cache_file **todo = calloc(l.n + 1, sizeof(*todo));
+	if (!todo) {
+		say("out of memory");
+		files_free(&l);
+		return XOM_EXIT_ENV;
+	}
+	size_t n = to_scan(&l, dir, shared, todo, &current, &status);
+	if (c->dry_run) {
+		uint64_t bytes = 0;
+		for (size_t i = 0; i < n; i++) {
+			printf("%s\n", todo[i]->path);
+			bytes += todo[i]->size;
+		}
+		if (!c->quiet)
+			say("%zu file%s to scan (%.1f MB) into %s; %zu already current",
+			    n, n == 1 ? "" : "s", (double)bytes / 1e6, dir, current);
+		free(todo);
+		files_free(&l);
+		return status;
+	}
+	struct scan_opts so = { dir, shared, c->jobs, !c->quiet && isatty(2), helper };
+	status = xom_exit_worst(status, scan_files(todo, n, &so, &r));
+	if (!c->quiet) {
+		char failed[64] = "";
+		if (r.failed)
+			snprintf(failed, sizeof(failed), "; %zu could not be analysed", r.failed);
+		say("%zu plan%s built (%.1f MB of files) into %s in %.1f s; %zu already current%s%s",
+		    r.built, r.built == 1 ? "" : "s", (double)r.bytes / 1e6, dir,
+		    r.seconds, current, failed, r.interrupted ? "; interrupted" : "");
+	}
+	if (shared && r.built && store_trusted(dir, 1, why, sizeof(why)) != 0)
+		say("the runtime will not read %s as its system store: %s", dir, why);
+	free(todo);
+	files_free(&l);
+	(void)seen;
+	if (r.interrupted) {
+		signal(r.interrupted, SIG_DFL);
+		raise(r.interrupted);
+	}
+	return status;
+}
+
+/* ---- stats ----------------------------------------------------------------- */
+
+struct tally {
+	const char *label;              /* --list: one line per plan */
+	const char *dir;
+	size_t missing;                 /* plans whose symbol file is not there */
+	size_t plans, gone, changed, unchecked;
+	uint64_t plan_bytes;
+	size_t sym_files, orphans;
+	uint64_t sym_bytes;
+	time_t oldest, newest;
+	char (*keys)[XOM_KEY_NAME_MAX];  /* the plans' key names, sorted */
+	size_t nkeys;
+};
+
+static void count_plan(const struct xom_plan_head *p, void *arg)
+{
+	struct tally *t = arg;
+	struct xom_plan_key k;
+
+	static const char *const names[] = { "current", "gone", "changed", "unchecked" };
+	int state = plan_state(p);
+
+	t->plans++;
+	t->plan_bytes += p->total;
+	switch (state) {
+	case PLAN_GONE: t->gone++; break;
+	case PLAN_CHANGED: t->changed++; break;
+	case PLAN_UNCHECKED: t->unchecked++; break;
+	}
+	if (t->label)
+		printf("%s %s %s\n", t->label, names[state], xom_plan_path(p));
+	xom_plan_key_of(p, &k);
+	xom_key_name(&k, t->keys[t->nkeys], XOM_KEY_NAME_MAX);
+	if (p->nsyms && t->dir) {
+		char path[PATH_MAX + 300];
+		struct stat st;
+		snprintf(path, sizeof(path), "%s/" XOM_STORE_SYMS "/%s", t->dir,
+		         t->keys[t->nkeys]);
+		t->missing += lstat(path, &st) != 0;
+	}
+	t->nkeys++;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+static void count_syms(const char *dir, struct tally *t)
+{
+	char path[PATH_MAX + 300];
+	struct dirent *d;
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/" XOM_STORE_SYMS, dir);
+	DIR *dp = opendir(path);
+	while (dp && (d = readdir(dp)) != NULL) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/" XOM_STORE_SYMS "/%s", dir, d->d_name);
+		if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+			continue;
+		t->sym_files++;
+		t->sym_bytes += (uint64_t)st.st_size;
+		if (!t->oldest || st.st_mtime < t->oldest)
+			t->oldest = st.st_mtime;
+		if (st.st_mtime > t->newest)
+			t->newest = st.st_mtime;
+		if (!bsearch(d->d_name, t->keys, t->nkeys, XOM_KEY_NAME_MAX, name_cmp))
+			t->orphans++;
+	}
+	if (dp)
+		closedir(dp);
+}
+
+static void put_time(char *buf, size_t cap, time_t t)
+{
+	struct tm tm;
+
+	if (!t || !localtime_r(&t, &tm) || !strftime(buf, cap, "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(buf, cap, "-");
+}
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+/* One store's report; state is "ok", or what it is instead. */
+static void report(const char *label, const char *dir, const char *state,
+                   const char *why, int trusted, const struct tally *t, int json)
+{
+	char from[32], to[32];
+
+	put_time(from, sizeof(from), t->oldest);
+	put_time(to, sizeof(to), t->newest);
+	if (json) {
+		printf("{\"store\": \"%s\", \"dir\": ", label);
+		json_str(dir ? dir : "");
+		printf(", \"state\": \"%s\", \"trusted\": %s", state,
+		       trusted ? "true" : "false");
+		if (why) {
+			printf(", \"why\": ");
+			json_str(why);
+		}
+		printf(", \"plans\": %zu, \"plan_bytes\": %llu, \"stale\": %zu, \"gone\": %zu, "
+		       "\"changed\": %zu, \"unchecked\": %zu, \"sym_files\": %zu, "
+		       "\"sym_bytes\": %llu, \"orphans\": %zu, \"sym_missing\": %zu, "
+		       "\"oldest\": \"%s\", \"newest\": \"%s\"}\n", t->plans,
+		       (unsigned long long)t->plan_bytes,
+		       t->gone + t->changed, t->gone, t->changed, t->unchecked,
+		       t->sym_files, (unsigned long long)t->sym_bytes, t->orphans, t->missing,
+		       t->oldest ? from : "", t->newest ? to : "");
+		return;
+	}
+	printf("%s store  %s\n", label, dir ? dir : "(none)");
+	if (strcmp(state, "ok")) {
+		printf("  %-13s %s\n", state, why ? why : "");
+		return;
+	}
+	if (!trusted)
+		printf("  %-13s %s\n", "ignored", why);
+	printf("  %-13s %zu (%.1f MB)\n", "plans", t->plans, (double)t->plan_bytes / 1e6);
+	printf("  %-13s %zu: %zu file%s gone, %zu changed\n", "stale",
+	       t->gone + t->changed, t->gone, t->gone == 1 ? "" : "s", t->changed);
+	if (t->unchecked)
+		printf("  %-13s %zu (made for a relative path, or the file cannot be read)\n",
+		       "unchecked", t->unchecked);
+	printf("  %-13s %zu (%.1f MB), %zu that no plan names, %zu missing\n",
+	       "symbol files", t->sym_files, (double)t->sym_bytes / 1e6, t->orphans,
+	       t->missing);
+	if (t->sym_files)
+		printf("  %-13s %s to %s (symbol files)\n", "written", from, to);
+}
+
+static int stats_one(const char *label, const char *dir, int system, int json,
+                     int list)
+{
+	struct tally t = { 0 };
+	struct store_index ix;
+	struct stat st;
+	char why[600];
+	int status = XOM_EXIT_OK;
+
+	if (list) {
+		if (dir && store_map(dir, &ix) == 0) {
+			t.label = label;
+			t.keys = calloc(((const struct xom_store_head *)ix.map)->nslots + 1,
+			                XOM_KEY_NAME_MAX);
+			if (t.keys)
+				store_each(&ix, count_plan, &t);
+			free(t.keys);
+			store_unmap(&ix);
+		}
+		return status;
+	}
+	if (!dir) {
+		report(label, NULL, "none", "no such store with these options", 0, &t, json);
+		return status;
+	}
+	if (lstat(dir, &st) != 0) {
+		report(label, dir, "missing", system
+		       ? "not there: xom cache build --system makes it" : "not there yet", 0,
+		       &t, json);
+		return status;
+	}
+	if (store_map(dir, &ix) != 0) {
+		report(label, dir, !strcmp(ix.why, STORE_NO_INDEX) ? "empty" : "damaged",
+		       ix.why, 0, &t, json);
+		return status;
+	}
+	int trusted = store_trusted(dir, system, why, sizeof(why)) == 0;
+	const struct xom_store_head *h = ix.map;
+	t.keys = calloc(h->nslots + 1, XOM_KEY_NAME_MAX);
+	if (!t.keys) {
+		say("out of memory");
+		store_unmap(&ix);
+		return XOM_EXIT_ENV;
+	}
+	t.dir = dir;
+	store_each(&ix, count_plan, &t);
+	qsort(t.keys, t.nkeys, XOM_KEY_NAME_MAX, name_cmp);
+	count_syms(dir, &t);
+	report(label, dir, "ok", trusted ? NULL : why, trusted, &t, json);
+	free(t.keys);
+	store_unmap(&ix);
+	return status;
+}
+
+static int stats(const struct cache_opts *c)
+{
+	struct xom_opts o;
+	struct xom_dirs d;
+	char buf[4096], dir[PATH_MAX];
+	int status = XOM_EXIT_OK;
+
+	if (c->store)
+		return stats_one("system", c->store, 1, c->json, c->list);
+	if (runtime_opts(&o, buf, sizeof(buf)) != 0)
+		return XOM_EXIT_USAGE;
+	xom_store_dirs(&o, 0, (unsigned)geteuid(), &d);
+	for (int i = 0; i < XOM_NSTORES; i++) {
+		const char *p = xom_dir_path(&d, i, dir, sizeof(dir));
+		status = xom_exit_worst(status, stats_one(store_label[i], p,
+		                                          i == XOM_STORE_SYSTEM, c->json,
+		                                          c->list));
+	}
+	return status;
+}
+
+/* ---- prune ---------------------------------------------------------------- */
+
+struct dropped { size_t gone, changed; };
+
+static int stale(const struct xom_plan_head *p, void *arg)
+{
+	struct dropped *d = arg;
+
+	switch (plan_state(p)) {
+	case PLAN_GONE: d->gone++; return 1;
+	case PLAN_CHANGED: d->changed++; return 1;
+	}
+	return 0;
+}
+
+static int prune_one(const char *dir, int shared, int quiet)
+{
+	struct xom_prune r;
+	struct dropped d = { 0, 0 };
+	struct stat st;
+	char why[600];
+
+	if (lstat(dir, &st) != 0 && errno == ENOENT) {
+		if (!quiet)
+			say("%s: not there; nothing to prune", dir);
+		return XOM_EXIT_OK;
+	}
+	if (xom_store_prune(dir, shared, stale, &d, &r, why, sizeof(why)) != 0) {
+		say("cannot prune %s: %s", dir, why);
+		return XOM_EXIT_ENV;
+	}
+	if (!quiet)
+		say("%s: dropped %zu plan%s (%zu file%s gone, %zu changed) and %zu symbol file%s, %.1f MB; %zu plan%s kept",
+		    dir, r.dropped, r.dropped == 1 ? "" : "s", d.gone, d.gone == 1 ? "" : "s",
+		    d.changed, r.syms_removed, r.syms_removed == 1 ? "" : "s",
+		    (double)r.bytes / 1e6, r.kept, r.kept == 1 ? "" : "s");
+	return XOM_EXIT_OK;
+}
+
+static int prune(const struct cache_opts *c)
+{
+	struct xom_opts o;
+	struct xom_dirs d;
+	char buf[4096], dir[PATH_MAX];
+	int status = XOM_EXIT_OK;
+
+	/* --system --store DIR is DIR, as for build. */
+	if (c->store)
+		return need_root("prune", c->store) ? XOM_EXIT_ENV
+		       : prune_one(c->store, 1, c->quiet);
+	if (runtime_opts(&o, buf, sizeof(buf)) != 0)
+		return XOM_EXIT_USAGE;
+	xom_store_dirs(&o, 0, (unsigned)geteuid(), &d);
+	if (c->system) {
+		const char *p = xom_dir_path(&d, XOM_STORE_SYSTEM, dir, sizeof(dir));
+		if (!p) {
+			say("cache prune: XOM_OPTIONS has store=off: the runtime reads no system store");
+			return XOM_EXIT_ENV;
+		}
+		return need_root("prune", p) ? XOM_EXIT_ENV : prune_one(p, 1, c->quiet);
+	}
+	int any = 0;
+	for (int i = XOM_STORE_USER; i < XOM_NSTORES; i++) {
+		const char *p = xom_dir_path(&d, i, dir, sizeof(dir));
+		if (!p)
+			continue;
+		any = 1;
+		status = xom_exit_worst(status, prune_one(p, 0, c->quiet));
+	}
+	if (!any) {
+		say("cache prune: no cache with these options (cache=off, or no HOME)");
+		return XOM_EXIT_ENV;
+	}
+	return status;
+}
+
+/* ---- the subcommand ---------------------------------------------------------- */
+
+int cmd_cache(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "system", no_argument, NULL, 'S' },
+		{ "store", required_argument, NULL, 's' },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "list", no_argument, NULL, 'L' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cache_opts c = { 0 };
+	int ch;
+
+	opterr = 0;
+	/* The action first: its options follow it. */
+	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))
+		return show_help();
+	if (argc < 2)
+		return usage_error("build, stats or prune?");
+	const char *action = argv[1];
+	if (strcmp(action, "build") && strcmp(action, "stats") && strcmp(action, "prune"))
+		return usage_error("unknown action '%s' (try build, stats or prune)", action);
+	argc--;
+	argv++;
+	while ((ch = getopt_long(argc, argv, "+:j:nqh", longopts, NULL)) != -1) {
+		char *end;
+		switch (ch) {
+		case 'S': c.system = 1; break;
+		case 's':
+			if (!optarg[0])
+				return usage_error("--store needs a folder");
+			c.store = optarg;
+			break;
+		case 'j':
+			errno = 0;
+			c.jobs = (int)strtol(optarg, &end, 10);
+			if (errno || *end || c.jobs < 1 || c.jobs > 64)
+				return usage_error("--jobs must be a number 1-64, got '%s'", optarg);
+			break;
+		case 'q': c.quiet = 1; break;
+		case 'J': c.json = 1; break;
+		case 'L': c.list = 1; break;
+		case 'n': c.dry_run = 1; break;
+		case 'h': return show_help();
+		default: return option_error(ch, argv, longopts);
+		}
+	}
+	if (!strcmp(action, "build")) {
+		if (c.json || c.list)
+			return usage_error("--json and --list are for stats");
+		return build(&c, argc - optind, argv + optind);
+	}
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (!strcmp(action, "stats")) {
+		if (c.system || c.jobs || c.quiet || c.dry_run)
+			return usage_error("stats takes only --json, --list and --store");
+		if (c.json && c.list)
+			return usage_error("--json or --list, not both");
+		return stats(&c);
+	}
+	if (c.json || c.list || c.jobs || c.dry_run)
+		return usage_error("prune takes only --system, --store and --quiet");
+	return prune(&c);
+}

@@ -1,0 +1,140 @@
+/*
+ * cache.h - what the parts of xom cache share (cmd/cache*.c).  Internal to
+ * cmd/.
+ *
+ *   cache.c        the subcommand: options, which store, the reports
+ *   cache_files.c  what to build: a program and what the dynamic linker
+ *                  loads with it, or every ELF object of the system
+ *   cache_store.c  the stores as the runtime reads them: which, whether
+ *                  trusted, a file's key, what is current or stale
+ *   cache_scan.c   the scanning: xom-plan helpers on every core, the
+ *                  progress line, the plans merged into the store
+ */
+#ifndef XOM_CMD_CACHE_H
+#define XOM_CMD_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../loader/plan/xom_plan.h"
+
+/* ---- cache_files.c ------------------------------------------------------ */
+
+/* One file to have a plan for, named once (deduplicated by device and
+ * inode). */
+struct cache_file {
+	char *path;
+	uint64_t size;
+	dev_t dev;
+	ino_t ino;
+	struct xom_plan_key key;        /* what the runtime will look it up by */
+	int code;                       /* scan/xom_exit.h, once it was scanned */
+	char *why;                      /* malloc'd, when code is not 0 */
+};
+
+struct cache_files {
+	struct cache_file *f;
+	size_t n, cap;
+	size_t *hash;                   /* open addressing on (dev, ino): index+1 */
+	size_t nhash;
+};
+
+void files_free(struct cache_files *l);
+
+/*
+ * Adds what PROG needs: PROG itself (looked up in PATH when it has no
+ * slash; for a #! script its interpreter, and for "#!/usr/bin/env NAME"
+ * NAME too), its dynamic linker, and every library the dynamic linker
+ * would load with it, as the system's own dynamic linker lists them
+ * (ld.so --list, which maps the objects but runs none of their code).
+ * Returns a scan/xom_exit.h status, after one line for each problem.
+ */
+int files_add_prog(struct cache_files *l, const char *prog);
+
+/* Adds one file as it is; 0, or 1/2 after one line. */
+int files_add_path(struct cache_files *l, const char *path);
+
+/*
+ * Adds every ELF object under the system's library and program folders
+ * that the runtime can meet: x86-64 shared objects and dynamically linked
+ * executables with code.  Static programs, object files, debug files and
+ * other architectures are left out.  *seen counts the files looked at.
+ */
+int files_add_system(struct cache_files *l, size_t *seen);
+
+/* The folders that files_add_system walks, NULL-terminated. */
+extern const char *const files_system_dirs[];
+
+/* ---- cache_store.c ------------------------------------------------------ */
+
+/* A store's index, mapped read-only; map is NULL when there is none. */
+struct store_index {
+	const void *map;
+	size_t len;
+	const char *why;                /* why there is none */
+};
+
+/* Maps dir's index for reading: 0, or -1 with why set (STORE_NO_INDEX
+ * when there is none). */
+#define STORE_NO_INDEX "no plans yet"
+int store_map(const char *dir, struct store_index *ix);
+void store_unmap(struct store_index *ix);
+
+/* The plan of k in ix, or NULL. */
+const struct xom_plan_head *store_find(const struct store_index *ix,
+                                       const struct xom_plan_key *k);
+
+/* Calls fn for each plan of ix that is whole. */
+void store_each(const struct store_index *ix,
+                void (*fn)(const struct xom_plan_head *p, void *arg), void *arg);
+
+/*
+ * Whether the runtime reads the store in dir: for the system store, dir
+ * and every folder above it are root's and writable by nobody else, and
+ * so is its index; for a user's store the index is the user's and
+ * writable by nobody else.  0, or -1 with the reason in why.
+ */
+int store_trusted(const char *dir, int system, char *why, size_t cap);
+
+/* The key that the runtime looks the file at path up by: its build-id,
+ * else its identity.  0, or -1 (errno set). */
+int file_key(const char *path, struct xom_plan_key *k);
+
+/* Whether a plan's file is still the one it was made from. */
+enum { PLAN_CURRENT, PLAN_GONE, PLAN_CHANGED, PLAN_UNCHECKED };
+int plan_state(const struct xom_plan_head *p);
+
+/* ---- cache_scan.c ------------------------------------------------------- */
+
+struct scan_opts {
+	const char *store;              /* the store the plans go into */
+	int shared;                     /* it is the system store (mode 0755) */
+	int jobs;                       /* helpers at once; 0: one per core */
+	int progress;                   /* draw the progress line (a terminal) */
+	const char *helper;             /* xom-plan */
+};
+
+/* What scan_files did. */
+struct scan_result {
+	size_t built, failed;
+	uint64_t bytes;                 /* of the files that got a plan */
+	double seconds;
+	int interrupted;                /* by a signal: the finished plans are kept */
+};
+
+/*
+ * Scans the n files of todo (their code and why set on failure, each
+ * failure said on one line), keeping the plans in o->store as they come
+ * in.  Returns a scan/xom_exit.h status.
+ */
+int scan_files(struct cache_file **todo, size_t n, const struct scan_opts *o,
+               struct scan_result *r);
+
+/* Clears the progress line, if one is drawn, before another message. */
+void progress_clear(void);
+
+/* The number of cores this process may run on. */
+int cores(void);
+
+#endif

@@ -1,0 +1,563 @@
+/*
+ * cache_files.c - what xom cache build makes plans for: the files named,
+ * a program and everything the dynamic linker loads with it, or every ELF
+ * object of the system that the runtime can meet.  Each file is named once,
+ * by its real path, however many links lead to it.
+ *
+ * A program's libraries are listed by the system's own dynamic linker in
+ * trace mode (what ldd does: LD_TRACE_LOADED_OBJECTS=1 ld.so PROG), which
+ * resolves them exactly as a run would (ld.so.cache, RUNPATH, $ORIGIN,
+ * hardware subfolders) but maps them without running any of their code.
+ * It is the dynamic linker that xom itself runs with, never the one that
+ * PROG names, which could be anything.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cache.h"
+#include "cmd.h"
+
+/* The kernel follows at most this many #! interpreters. */
+#define MAX_INTERP_DEPTH 4
+
+/* ---- the list ------------------------------------------------------------- */
+
+static size_t ident_hash(dev_t dev, ino_t ino)
+{
+	uint64_t h = ((uint64_t)dev * 0x9e3779b97f4a7c15ull) ^ (uint64_t)ino;
+	return (size_t)(h ^ (h >> 29));
+}
+
+static int rehash(struct cache_files *l, size_t nhash)
+{
+	size_t *t = calloc(nhash, sizeof(*t));
+
+	if (!t)
+		return -1;
+	for (size_t i = 0; i < l->n; i++) {
+		size_t k = ident_hash(l->f[i].dev, l->f[i].ino) & (nhash - 1);
+		while (t[k])
+			k = (k + 1) & (nhash - 1);
+		t[k] = i + 1;
+	}
+	free(l->hash);
+	l->hash = t;
+	l->nhash = nhash;
+	return 0;
+}
+
+/* Adds the file at path (its real path) with st; 0, also when it was
+ * there already, or -1 when memory ran out. */
+static int list_add(struct cache_files *l, const char *path,
+                    const struct stat *st)
+{
+	if (2 * (l->n + 1) > l->nhash && rehash(l, l->nhash ? 2 * l->nhash : 256))
+		return -1;
+	size_t k = ident_hash(st->st_dev, st->st_ino) & (l->nhash - 1);
+	for (; l->hash[k]; k = (k + 1) & (l->nhash - 1)) {
+		const struct cache_file *f = &l->f[l->hash[k] - 1];
+		if (f->dev == st->st_dev && f->ino == st->st_ino)
+			return 0;
+	}
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 256;
+		struct cache_file *f = realloc(l->f, cap * sizeof(*f));
+		if (!f)
+			return -1;
+		l->f = f;
+		l->cap = cap;
+	}
+	char *copy = strdup(path);
+	if (!copy)
+		return -1;
+	l->f[l->n] = (struct cache_file){ .path = copy, .size = (uint64_t)st->st_size,
+	                                  .dev = st->st_dev, .ino = st->st_ino };
+	l->hash[k] = ++l->n;
+	return 0;
+}
+
+void files_free(struct cache_files *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->f[i].path);
+		free(l->f[i].why);
+	}
+	free(l->f);
+	free(l->hash);
+	memset(l, 0, sizeof(*l));
+}
+
+int files_add_path(struct cache_files *l, const char *path)
+{
+	char real[PATH_MAX];
+	struct stat st;
+
+	if (!realpath(path, real) || stat(real, &st) != 0) {
+		say("%s: %s", path, errno == ENOENT ? "no such file" : strerror(errno));
+		return XOM_EXIT_ENV;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		say("%s: not a regular file", path);
+		return XOM_EXIT_FAILED;
+	}
+	if (list_add(l, real, &st) != 0) {
+		say("out of memory");
+		return XOM_EXIT_ENV;
+	}
+	return XOM_EXIT_OK;
+}
+
+/* ---- what an ELF file is -------------------------------------------------- */
+
+enum elf_kind {
+	ELF_DYNAMIC,    /* the runtime meets it: a shared object or a
+	                   dynamically linked program, with code */
+	ELF_STATIC,     /* a statically linked program (static-pie too) */
+	ELF_NO_CODE,    /* no executable segment with bytes in the file */
+	ELF_OTHER,      /* not ELF, not x86-64, not loadable (object files) */
+};
+
+/* Reads n bytes at off; 0, or -1 (short or failed). */
+static int read_at(int fd, void *buf, size_t n, uint64_t off)
+{
+	return off <= (uint64_t)INT64_MAX
+	       && pread(fd, buf, n, (off_t)off) == (ssize_t)n ? 0 : -1;
+}
+
+/* What the dynamic section at ph says: DF_1_PIE (a PIE, which is a
+ * static-pie when it has no PT_INTERP), and whether it names audit modules
+ * (DT_AUDIT, DT_DEPAUDIT), which the dynamic linker loads and runs even
+ * when it only lists the libraries. */
+static void dyn_tags(int fd, const Elf64_Phdr *ph, int *pie, int *audit)
+{
+	Elf64_Dyn d[256];
+	size_t n = ph->p_filesz / sizeof(d[0]);
+
+	*pie = *audit = 0;
+	for (size_t at = 0; at < n && at < 4096; at += 256) {
+		size_t k = n - at < 256 ? n - at : 256;
+		if (read_at(fd, d, k * sizeof(d[0]), ph->p_offset + at * sizeof(d[0])) != 0)
+			return;
+		for (size_t i = 0; i < k; i++) {
+			if (d[i].d_tag == DT_NULL)
+				return;
+			if (d[i].d_tag == DT_FLAGS_1 && (d[i].d_un.d_val & DF_1_PIE))
+				*pie = 1;
+			if (d[i].d_tag == DT_AUDIT || d[i].d_tag == DT_DEPAUDIT)
+				*audit = 1;
+		}
+	}
+}
+
+/*
+ * What the file behind fd (of size bytes) is; interp, when not NULL, gets
+ * its PT_INTERP (empty when there is none); *audit, when not NULL, whether
+ * it names audit modules.
+ */
+static enum elf_kind elf_kind(int fd, uint64_t size, char *interp, size_t cap,
+                              int *audit)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph[64], dyn = { 0 };
+	int code = 0, has_interp = 0, has_dyn = 0, pie = 0, aud = 0;
+
+	if (interp)
+		interp[0] = 0;
+	if (audit)
+		*audit = 0;
+	if (read_at(fd, &eh, sizeof(eh), 0) != 0 || memcmp(eh.e_ident, ELFMAG, SELFMAG)
+	    || eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64
+	    || (eh.e_type != ET_DYN && eh.e_type != ET_EXEC)
+	    || eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0
+	    || eh.e_phnum > 64
+	    || read_at(fd, ph, eh.e_phnum * sizeof(ph[0]), eh.e_phoff) != 0)
+		return ELF_OTHER;
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		const Elf64_Phdr *p = &ph[i];
+		if (p->p_type == PT_LOAD && (p->p_flags & PF_X) && p->p_filesz
+		    && p->p_offset <= size && p->p_filesz <= size - p->p_offset)
+			code = 1;
+		if (p->p_type == PT_INTERP) {
+			has_interp = 1;
+			if (interp && p->p_filesz >= 2 && p->p_filesz <= cap
+			    && read_at(fd, interp, p->p_filesz, p->p_offset) == 0)
+				interp[p->p_filesz - 1] = 0;
+		}
+		if (p->p_type == PT_DYNAMIC) {
+			has_dyn = 1;
+			dyn = *p;
+		}
+	}
+	/* Debug files (objcopy --only-keep-debug) keep the program headers
+	 * of the file they came from, without its code. */
+	if (!code)
+		return ELF_NO_CODE;
+	if (has_dyn)
+		dyn_tags(fd, &dyn, &pie, &aud);
+	if (audit)
+		*audit = aud;
+	if (!has_interp && (eh.e_type == ET_EXEC || !has_dyn || pie))
+		return ELF_STATIC;
+	return ELF_DYNAMIC;
+}
+
+/* ---- a program and its libraries ----------------------------------------- */
+
+/* The dynamic linker that runs xom itself: the system's. */
+static const char *own_ldso(void)
+{
+	static char interp[PATH_MAX];
+	struct stat st;
+
+	if (interp[0])
+		return interp;
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && fstat(fd, &st) == 0)
+		elf_kind(fd, (uint64_t)st.st_size, interp, sizeof(interp), NULL);
+	if (fd >= 0)
+		close(fd);
+	if (!interp[0])
+		snprintf(interp, sizeof(interp), "/lib64/ld-linux-x86-64.so.2");
+	return interp;
+}
+
+/* Reads all of fd into a NUL-terminated malloc'd buffer, or NULL. */
+static char *read_all(int fd)
+{
+	size_t n = 0, cap = 4096;
+	char *buf = malloc(cap);
+
+	while (buf) {
+		if (n + 1 == cap) {
+			char *b = realloc(buf, cap * 2);
+			if (!b)
+				break;
+			buf = b;
+			cap *= 2;
+		}
+		ssize_t r = read(fd, buf + n, cap - 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			buf[n] = 0;
+			return buf;
+		}
+		n += (size_t)r;
+	}
+	free(buf);
+	return NULL;
+}
+
+/*
+ * Lists, through the dynamic linker in trace mode, the libraries that
+ * path loads; adds each found one, and says which are missing.  Output
+ * lines are "\tNAME => PATH (0xADDR)", "\tNAME => not found" and
+ * "\tPATH (0xADDR)" (the dynamic linker itself, the vDSO).
+ */
+static int add_libraries(struct cache_files *l, const char *name,
+                         const char *path, int secure)
+{
+	char *ld = (char *)own_ldso(), lib_path[PATH_MAX + 32];
+	char *argv[] = { ld, (char *)path, NULL };
+	char *envp[3] = { (char *)"LD_TRACE_LOADED_OBJECTS=1", NULL, NULL };
+	const char *llp = getenv("LD_LIBRARY_PATH");
+	int out[2], status = XOM_EXIT_OK, wst;
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+
+	/* The run's own LD_LIBRARY_PATH changes what it loads, except in a
+	 * set-ID program, where the dynamic linker ignores it. */
+	if (llp && !secure) {
+		snprintf(lib_path, sizeof(lib_path), "LD_LIBRARY_PATH=%s", llp);
+		envp[1] = lib_path;
+	}
+	if (pipe2(out, O_CLOEXEC) != 0) {
+		say("cannot make a pipe: %s", strerror(errno));
+		return XOM_EXIT_ENV;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	int rc = posix_spawn(&pid, ld, &fa, NULL, argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	close(out[1]);
+	if (rc != 0) {
+		close(out[0]);
+		say("cannot run the dynamic linker %s: %s", ld, strerror(rc));
+		return XOM_EXIT_ENV;
+	}
+	char *text = read_all(out[0]);
+	close(out[0]);
+	while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
+		;
+	if (!text) {
+		say("out of memory");
+		return XOM_EXIT_ENV;
+	}
+	if (!WIFEXITED(wst) || WEXITSTATUS(wst) != 0) {
+		say("%s: the dynamic linker cannot load it (%s --list fails)", name, ld);
+		status = XOM_EXIT_FAILED;
+	}
+	for (char *line = text, *next; *line; line = next) {
+		next = line + strcspn(line, "\n");
+		if (*next)
+			*next++ = 0;
+		line += strspn(line, " \t");
+		char *arrow = strstr(line, " => "), *file = arrow ? arrow + 4 : line;
+		if (arrow && !strcmp(file, "not found")) {
+			*arrow = 0;
+			say("%s: needs %s, which the dynamic linker cannot find", name, line);
+			status = xom_exit_worst(status, XOM_EXIT_FAILED);
+			continue;
+		}
+		char *addr = strstr(file, " (0x");
+		if (!addr || file[0] != '/')
+			continue;       /* the vDSO, "statically linked" */
+		*addr = 0;
+		status = xom_exit_worst(status, files_add_path(l, file));
+	}
+	free(text);
+	return status;
+}
+
+/* Reads the #! line of the file at path: 1 with the interpreter and its
+ * first argument (or ""), 0 when there is none, -1 when unreadable. */
+static int shebang(const char *path, char *interp, size_t icap, char *arg,
+                   size_t acap)
+{
+	char buf[257];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	close(fd);
+	if (n < 2 || buf[0] != '#' || buf[1] != '!')
+		return n < 0 ? -1 : 0;
+	buf[n] = 0;
+	char *s = buf + 2 + strspn(buf + 2, " \t");
+	size_t len = strcspn(s, " \t\n");
+	snprintf(interp, icap, "%.*s", (int)len, s);
+	s += len;
+	s += strspn(s, " \t");
+	snprintf(arg, acap, "%.*s", (int)strcspn(s, " \t\n"), s);
+	return interp[0] ? 1 : 0;
+}
+
+static int add_prog_at(struct cache_files *l, const char *name,
+                       const char *path, int depth);
+
+/* A #! script: its interpreter is what runs, and what "env NAME" runs. */
+static int add_script(struct cache_files *l, const char *name,
+                      const char *interp, const char *arg, int depth)
+{
+	char found[PATH_MAX];
+	const char *base = strrchr(interp, '/');
+
+	if (depth >= MAX_INTERP_DEPTH) {
+		say("%s: too many levels of #! interpreters", name);
+		return XOM_EXIT_FAILED;
+	}
+	int status = add_prog_at(l, name, interp, depth + 1);
+	base = base ? base + 1 : interp;
+	if (!strcmp(base, "env") && arg[0] && arg[0] != '-') {
+		int e = prog_search(arg, found, sizeof(found));
+		if (e) {
+			say("%s: its interpreter %s %s: %s", name, interp, arg,
+			    e == ENOENT ? "command not found" : strerror(e));
+			return xom_exit_worst(status, XOM_EXIT_FAILED);
+		}
+		status = xom_exit_worst(status, add_prog_at(l, name, found, depth + 1));
+	}
+	return status;
+}
+
+/* The program at path, which the name given led to. */
+static int add_prog_at(struct cache_files *l, const char *name,
+                       const char *path, int depth)
+{
+	char interp[PATH_MAX], arg[256];
+	struct stat st;
+
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		int e = fd < 0 ? errno : EINVAL;
+		if (fd >= 0)
+			close(fd);
+		say("%s: %s", name, fd < 0 && e == ENOENT ? "no such file"
+		    : fd < 0 ? strerror(e) : "not a regular file");
+		return fd < 0 ? XOM_EXIT_ENV : XOM_EXIT_FAILED;
+	}
+	int audit;
+	enum elf_kind kind = elf_kind(fd, (uint64_t)st.st_size, interp, sizeof(interp),
+	                              &audit);
+	close(fd);
+	if (kind == ELF_OTHER) {
+		int sb = shebang(path, interp, sizeof(interp), arg, sizeof(arg));
+		if (sb == 1)
+			return add_script(l, name, interp, arg, depth);
+		say("%s: not an x86-64 ELF program, library or #! script", name);
+		return XOM_EXIT_FAILED;
+	}
+	if (kind == ELF_STATIC) {
+		say("%s: statically linked: the runtime cannot reach it, so it needs no plan", name);
+		return XOM_EXIT_FAILED;
+	}
+	int status = files_add_path(l, path);
+	if (kind == ELF_NO_CODE)
+		return status;
+	/* Its own dynamic linker is mapped too, whichever lists the rest. */
+	if (interp[0] && access(interp, F_OK) == 0)
+		status = xom_exit_worst(status, files_add_path(l, interp));
+	if (audit) {
+		say("%s: names audit modules (DT_AUDIT), which listing its libraries would run; its libraries are left out: name them as files", name);
+		return xom_exit_worst(status, XOM_EXIT_FAILED);
+	}
+	int secure = (st.st_mode & (S_ISUID | S_ISGID)) != 0;
+	return xom_exit_worst(status, add_libraries(l, name, path, secure));
+}
+
+int files_add_prog(struct cache_files *l, const char *prog)
+{
+	char path[PATH_MAX];
+
+	/* A name with a slash is a path, as in a shell; a bare name is a
+	 * command to look up. */
+	if (!strchr(prog, '/')) {
+		int e = prog_search(prog, path, sizeof(path));
+		if (e) {
+			say("%s: %s", prog, e == ENOENT ? "command not found" : strerror(e));
+			return XOM_EXIT_FAILED;
+		}
+		prog = path;
+	}
+	return add_prog_at(l, prog, prog, 0);
+}
+
+/* ---- every ELF object of the system ------------------------------------- */
+
+/* Where installed programs and libraries live; a folder reached twice
+ * (/lib is /usr/lib on a merged /usr) is walked once. */
+const char *const files_system_dirs[] = {
+	"/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/bin", "/usr/sbin",
+	"/bin", "/sbin", "/usr/libexec", "/usr/local/bin", "/usr/local/sbin",
+	"/usr/local/lib", "/usr/local/libexec", NULL,
+};
+
+/* Trees under those that hold no object a program loads: separate debug
+ * information, kernel modules and firmware. */
+static const char *const skipped_trees[] = {
+	"/usr/lib/debug", "/usr/lib/modules", "/usr/lib/firmware",
+	"/usr/lib/x86_64-linux-gnu/debug", NULL,
+};
+
+static struct walk {
+	struct cache_files *l;
+	size_t seen;
+	int status;
+} walk;
+
+static int skipped_tree(const char *path)
+{
+	for (int i = 0; skipped_trees[i]; i++)
+		if (!strcmp(path, skipped_trees[i]))
+			return 1;
+	return 0;
+}
+
+/* A file worth opening: executable, or named like a shared object. */
+static int candidate(const char *path, const struct stat *st)
+{
+	const char *base = strrchr(path, '/');
+
+	return S_ISREG(st->st_mode) && st->st_size >= (off_t)sizeof(Elf64_Ehdr)
+	       && ((st->st_mode & 0111) || strstr(base ? base : path, ".so"));
+}
+
+static int visit(const char *path, const struct stat *lst, int type,
+                 struct FTW *ftw)
+{
+	struct stat st = *lst;
+
+	(void)ftw;
+	if (type == FTW_D)
+		return skipped_tree(path) ? FTW_SKIP_SUBTREE : FTW_CONTINUE;
+	/* A link to a file is followed (it may lead out of these folders,
+	 * to /opt, say); a link to a folder is not. */
+	if (type == FTW_SL && stat(path, &st) != 0)
+		return FTW_CONTINUE;
+	if ((type != FTW_F && type != FTW_SL) || !candidate(path, &st))
+		return FTW_CONTINUE;
+	walk.seen++;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return FTW_CONTINUE;
+	enum elf_kind kind = elf_kind(fd, (uint64_t)st.st_size, NULL, 0, NULL);
+	close(fd);
+	if (kind != ELF_DYNAMIC)
+		return FTW_CONTINUE;
+	char real[PATH_MAX];
+	if (type == FTW_SL ? !realpath(path, real)
+	    : (size_t)snprintf(real, sizeof(real), "%s", path) >= sizeof(real))
+		return FTW_CONTINUE;
+	if (list_add(walk.l, real, &st) != 0) {
+		say("out of memory");
+		walk.status = XOM_EXIT_ENV;
+		return FTW_STOP;
+	}
+	return FTW_CONTINUE;
+}
+
+/* Whether dir is one of the first n roots, or inside one. */
+static int covered(char roots[][PATH_MAX], int n, const char *dir)
+{
+	for (int i = 0; i < n; i++) {
+		size_t len = strlen(roots[i]);
+		if (!strncmp(dir, roots[i], len) && (dir[len] == '/' || !dir[len]
+		                                     || len == 1))
+			return 1;
+	}
+	return 0;
+}
+
+int files_add_system(struct cache_files *l, size_t *seen)
+{
+	static char roots[32][PATH_MAX];
+	int n = 0;
+
+	walk = (struct walk){ l, 0, XOM_EXIT_OK };
+	for (int i = 0; files_system_dirs[i] && n < 32; i++) {
+		char real[PATH_MAX];
+		if (!realpath(files_system_dirs[i], real) || covered(roots, n, real))
+			continue;
+		/* A root inside a later one would be walked twice. */
+		strcpy(roots[n++], real);
+	}
+	for (int i = 0; i < n; i++) {
+		int skip = 0;
+		for (int j = 0; j < n; j++)
+			if (j != i && covered(&roots[j], 1, roots[i])
+			    && strcmp(roots[j], roots[i]))
+				skip = 1;
+		if (skip)
+			continue;
+		if (nftw(roots[i], visit, 64, FTW_PHYS | FTW_ACTIONRETVAL) == -1) {
+			say("cannot walk %s: %s", roots[i], strerror(errno));
+			walk.status = xom_exit_worst(walk.status, XOM_EXIT_ENV);
+		}
+		if (walk.status == XOM_EXIT_ENV)
+			break;
+	}
+	*seen = walk.seen;
+	return walk.status;
+}

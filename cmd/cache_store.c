@@ -1,0 +1,250 @@
+/*
+ * cache_store.c - the plan stores as the runtime reads them (loader/store.c
+ * and loader/protect.c), from outside: whether it would trust a store, the
+ * key it looks a file up by, and whether a plan's file is still the one
+ * the plan was made from.  The index is read with the runtime's own format
+ * code (loader/plan/format.c), so both agree on what a whole plan is.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cache.h"
+
+int store_map(const char *dir, struct store_index *ix)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	ix->map = NULL;
+	ix->len = 0;
+	ix->why = NULL;
+	snprintf(path, sizeof(path), "%s/" XOM_STORE_INDEX, dir);
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		ix->why = errno == ENOENT ? STORE_NO_INDEX : strerror(errno);
+		return -1;
+	}
+	void *p = MAP_FAILED;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		ix->why = "the index is not a regular file";
+	else if (st.st_size < (off_t)sizeof(struct xom_store_head)
+	         || st.st_size > (off_t)XOM_STORE_MAX)
+		ix->why = "the index is truncated or oversized";
+	else if ((p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd,
+	                   0)) == MAP_FAILED)
+		ix->why = strerror(errno);
+	close(fd);
+	if (p == MAP_FAILED)
+		return -1;
+	if (xom_store_check_head(p, (size_t)st.st_size, &ix->why) != 0) {
+		munmap(p, (size_t)st.st_size);
+		return -1;
+	}
+	ix->map = p;
+	ix->len = (size_t)st.st_size;
+	return 0;
+}
+
+void store_unmap(struct store_index *ix)
+{
+	if (ix->map)
+		munmap((void *)ix->map, ix->len);
+	ix->map = NULL;
+	ix->len = 0;
+}
+
+const struct xom_plan_head *store_find(const struct store_index *ix,
+                                       const struct xom_plan_key *k)
+{
+	return ix->map ? xom_store_find(ix->map, ix->len, k) : NULL;
+}
+
+void store_each(const struct store_index *ix,
+                void (*fn)(const struct xom_plan_head *p, void *arg), void *arg)
+{
+	const struct xom_store_head *h = ix->map;
+	const char *why;
+
+	if (!h)
+		return;
+	const struct xom_store_slot *s = (const void *)(h + 1);
+	for (uint32_t i = 0; i < h->nslots; i++) {
+		if (!s[i].len || s[i].off % 8 || s[i].off > ix->len
+		    || s[i].len > ix->len - s[i].off)
+			continue;
+		const void *p = (const char *)ix->map + s[i].off;
+		if (xom_plan_check(p, s[i].len, &why) == 0)
+			fn(p, arg);
+	}
+}
+
+/* One folder or file of a store: whose it must be, and who may write. */
+static int owned_right(const char *path, int dir, unsigned uid, char *why,
+                       size_t cap)
+{
+	struct stat st;
+
+	if (lstat(path, &st) != 0) {
+		snprintf(why, cap, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) {
+		snprintf(why, cap, "%s is not a %s", path, dir ? "folder" : "regular file");
+		return -1;
+	}
+	if (st.st_uid != uid) {
+		snprintf(why, cap, "%s belongs to uid %u, not %s", path,
+		         (unsigned)st.st_uid, uid ? "you" : "root");
+		return -1;
+	}
+	if (st.st_mode & 022) {
+		snprintf(why, cap, "%s is writable by %s (mode %04o)", path,
+		         st.st_mode & 020 ? "its group" : "others",
+		         (unsigned)(st.st_mode & 07777));
+		return -1;
+	}
+	return 0;
+}
+
+int store_trusted(const char *dir, int system, char *why, size_t cap)
+{
+	char p[PATH_MAX];
+	unsigned uid = system ? 0 : (unsigned)geteuid();
+
+	snprintf(p, sizeof(p), "%s/" XOM_STORE_INDEX, dir);
+	if (owned_right(p, 0, uid, why, cap) != 0)
+		return -1;
+	if (!system)
+		return 0;
+	/* The store and every folder above it, / included. */
+	snprintf(p, sizeof(p), "%s", dir);
+	for (;;) {
+		if (owned_right(p[0] ? p : "/", 1, 0, why, cap) != 0)
+			return -1;
+		char *slash = strrchr(p, '/');
+		if (!slash || !p[0])
+			return 0;
+		*slash = 0;
+	}
+}
+
+/* ---- keys --------------------------------------------------------------- */
+
+/* The GNU build-id note in [p, end), by the runtime's rule
+ * (loader/elfmem.c): 0, or -1 when there is none. */
+static int note_build_id(const unsigned char *p, const unsigned char *end,
+                         struct xom_plan_key *k)
+{
+	while (end - p >= 12) {
+		uint32_t n[3];
+		memcpy(n, p, sizeof(n));
+		size_t name = ((size_t)n[0] + 3) & ~(size_t)3;
+		size_t desc = ((size_t)n[1] + 3) & ~(size_t)3;
+		if (name > (size_t)(end - p) - 12 || desc > (size_t)(end - p) - 12 - name)
+			return -1;
+		if (n[2] == NT_GNU_BUILD_ID && n[0] == 4 && !memcmp(p + 12, "GNU", 4)
+		    && n[1] && n[1] <= sizeof(k->bytes)) {
+			memset(k, 0, sizeof(*k));
+			k->kind = XOM_KEY_BUILD_ID;
+			k->len = (uint8_t)n[1];
+			memcpy(k->bytes, p + 12 + name, n[1]);
+			return 0;
+		}
+		p += 12 + name + desc;
+	}
+	return -1;
+}
+
+/* The build-id in the PT_NOTE segments of fd, which the runtime reads from
+ * the mapped image. */
+static int fd_build_id(int fd, struct xom_plan_key *k)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	unsigned char note[4096];
+
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh)
+	    || memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_phentsize != sizeof(ph)
+	    || eh.e_phnum > 256)
+		return -1;
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph)))
+		    != (ssize_t)sizeof(ph))
+			return -1;
+		if (ph.p_type != PT_NOTE || ph.p_filesz > sizeof(note)
+		    || pread(fd, note, ph.p_filesz, (off_t)ph.p_offset)
+		       != (ssize_t)ph.p_filesz)
+			continue;
+		if (note_build_id(note, note + ph.p_filesz, k) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+static void ident_key(const struct stat *st, struct xom_plan_key *k)
+{
+	struct xom_file_ident id = {
+		(uint64_t)st->st_dev, (uint64_t)st->st_ino, (uint64_t)st->st_size,
+		st->st_mtim.tv_sec, st->st_mtim.tv_nsec,
+		st->st_ctim.tv_sec, st->st_ctim.tv_nsec,
+	};
+
+	memset(k, 0, sizeof(*k));
+	k->kind = XOM_KEY_IDENT;
+	k->len = sizeof(id);
+	memcpy(k->bytes, &id, sizeof(id));
+}
+
+int file_key(const char *path, struct xom_plan_key *k)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+
+	if (fd < 0)
+		return -1;
+	int rc = fstat(fd, &st);
+	if (rc == 0 && fd_build_id(fd, k) != 0)
+		ident_key(&st, k);
+	close(fd);
+	return rc;
+}
+
+/* ---- staleness --------------------------------------------------------- */
+
+int plan_state(const struct xom_plan_head *p)
+{
+	const char *path = xom_plan_path(p);
+	struct xom_plan_key want, got;
+	struct stat st;
+
+	/* A plan the runtime made for a relative name (LD_PRELOAD=build/...)
+	 * names no one file. */
+	if (path[0] != '/')
+		return PLAN_UNCHECKED;
+	if (stat(path, &st) != 0)
+		return errno == ENOENT || errno == ENOTDIR ? PLAN_GONE : PLAN_UNCHECKED;
+	if (!S_ISREG(st.st_mode))
+		return PLAN_CHANGED;
+	/* The same file as when it was scanned: nothing to read. */
+	if ((uint64_t)st.st_ino == p->file.ino && (uint64_t)st.st_dev == p->file.dev
+	    && (uint64_t)st.st_size == p->file.size
+	    && st.st_mtim.tv_sec == p->file.mtime_sec
+	    && st.st_mtim.tv_nsec == p->file.mtime_nsec
+	    && st.st_ctim.tv_sec == p->file.ctime_sec
+	    && st.st_ctim.tv_nsec == p->file.ctime_nsec)
+		return PLAN_CURRENT;
+	xom_plan_key_of(p, &want);
+	if (want.kind == XOM_KEY_IDENT)
+		return PLAN_CHANGED;
+	/* Rewritten, but the same build: the plan still fits. */
+	if (file_key(path, &got) != 0)
+		return PLAN_UNCHECKED;
+	return xom_key_equal(&want, &got) ? PLAN_CURRENT : PLAN_CHANGED;
+}
