@@ -137,69 +137,9 @@ int store_trusted(const char *dir, int system, char *why, size_t cap)
 
 /* ---- keys --------------------------------------------------------------- */
 
-/* The GNU build-id note in [p, end), by the runtime's rule
- * (loader/elfmem.c): 0, or -1 when there is none. */
-static int note_build_id(const unsigned char *p, const unsigned char *end,
-                         struct xom_plan_key *k)
+static long libc_pread(int fd, void *buf, size_t n, long off)
 {
-	while (end - p >= 12) {
-		uint32_t n[3];
-		memcpy(n, p, sizeof(n));
-		size_t name = ((size_t)n[0] + 3) & ~(size_t)3;
-		size_t desc = ((size_t)n[1] + 3) & ~(size_t)3;
-		if (name > (size_t)(end - p) - 12 || desc > (size_t)(end - p) - 12 - name)
-			return -1;
-		if (n[2] == NT_GNU_BUILD_ID && n[0] == 4 && !memcmp(p + 12, "GNU", 4)
-		    && n[1] && n[1] <= sizeof(k->bytes)) {
-			memset(k, 0, sizeof(*k));
-			k->kind = XOM_KEY_BUILD_ID;
-			k->len = (uint8_t)n[1];
-			memcpy(k->bytes, p + 12 + name, n[1]);
-			return 0;
-		}
-		p += 12 + name + desc;
-	}
-	return -1;
-}
-
-/* The build-id in the PT_NOTE segments of fd, which the runtime reads from
- * the mapped image. */
-static int fd_build_id(int fd, struct xom_plan_key *k)
-{
-	Elf64_Ehdr eh;
-	Elf64_Phdr ph;
-	unsigned char note[4096];
-
-	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh)
-	    || memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_phentsize != sizeof(ph)
-	    || eh.e_phnum > 256)
-		return -1;
-	for (unsigned i = 0; i < eh.e_phnum; i++) {
-		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph)))
-		    != (ssize_t)sizeof(ph))
-			return -1;
-		if (ph.p_type != PT_NOTE || ph.p_filesz > sizeof(note)
-		    || pread(fd, note, ph.p_filesz, (off_t)ph.p_offset)
-		       != (ssize_t)ph.p_filesz)
-			continue;
-		if (note_build_id(note, note + ph.p_filesz, k) == 0)
-			return 0;
-	}
-	return -1;
-}
-
-static void ident_key(const struct stat *st, struct xom_plan_key *k)
-{
-	struct xom_file_ident id = {
-		(uint64_t)st->st_dev, (uint64_t)st->st_ino, (uint64_t)st->st_size,
-		st->st_mtim.tv_sec, st->st_mtim.tv_nsec,
-		st->st_ctim.tv_sec, st->st_ctim.tv_nsec,
-	};
-
-	memset(k, 0, sizeof(*k));
-	k->kind = XOM_KEY_IDENT;
-	k->len = sizeof(id);
-	memcpy(k->bytes, &id, sizeof(id));
+	return (long)pread(fd, buf, n, (off_t)off);
 }
 
 int file_key(const char *path, struct xom_plan_key *k)
@@ -210,8 +150,8 @@ int file_key(const char *path, struct xom_plan_key *k)
 	if (fd < 0)
 		return -1;
 	int rc = fstat(fd, &st);
-	if (rc == 0 && fd_build_id(fd, k) != 0)
-		ident_key(&st, k);
+	if (rc == 0 && xom_file_build_id(fd, libc_pread, k) != 0)
+		xom_ident_key(&st, k);
 	close(fd);
 	return rc;
 }

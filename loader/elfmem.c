@@ -14,31 +14,6 @@
 #include "sys.h"
 #include "xom_loader.h"
 
-/* Finds the GNU build-id note in [p, end); 0, or -1 if there is none. */
-static int note_build_id(const unsigned char *p, const unsigned char *end,
-                         struct xom_plan_key *k)
-{
-	while (end - p >= 12) {
-		uint32_t n[3];
-		memcpy(n, p, sizeof(n));
-		size_t name = ((size_t)n[0] + 3) & ~(size_t)3;
-		size_t desc = ((size_t)n[1] + 3) & ~(size_t)3;
-		if (name > (size_t)(end - p) - 12
-		    || desc > (size_t)(end - p) - 12 - name)
-			return -1;
-		if (n[2] == NT_GNU_BUILD_ID && n[0] == 4 && !memcmp(p + 12, "GNU", 4)
-		    && n[1] && n[1] <= sizeof(k->bytes)) {
-			memset(k, 0, sizeof(*k));
-			k->kind = XOM_KEY_BUILD_ID;
-			k->len = (uint8_t)n[1];
-			memcpy(k->bytes, p + 12 + name, n[1]);
-			return 0;
-		}
-		p += 12 + name + desc;
-	}
-	return -1;
-}
-
 int xom_elf_build_id(uintptr_t bias, const ElfW(Phdr) *ph, int phnum,
                      struct xom_plan_key *k)
 {
@@ -46,40 +21,24 @@ int xom_elf_build_id(uintptr_t bias, const ElfW(Phdr) *ph, int phnum,
 		if (ph[i].p_type != PT_NOTE)
 			continue;
 		const unsigned char *p = (const void *)(bias + ph[i].p_vaddr);
-		if (note_build_id(p, p + ph[i].p_memsz, k) == 0)
+		if (xom_note_build_id(p, ph[i].p_memsz, k) == 0)
 			return 0;
 	}
 	return -1;
 }
 
-/* Reads n bytes at off of fd; 0, or -1. */
-static int read_at(int fd, void *buf, size_t n, uint64_t off)
+static long sys_pread(int fd, void *buf, size_t n, long off)
 {
-	return x_pread(fd, buf, n, (long)off) == (long)n ? 0 : -1;
+	return x_pread(fd, buf, n, off);
 }
 
 int xom_elf_file_build_id(const char *path, struct xom_plan_key *k)
 {
 	int fd = (int)x_open(path, O_RDONLY | O_CLOEXEC, 0);
-	ElfW(Ehdr) eh;
-	int rc = -1;
 
 	if (fd < 0)
 		return -1;
-	if (read_at(fd, &eh, sizeof(eh), 0) != 0 || memcmp(eh.e_ident, ELFMAG, SELFMAG)
-	    || eh.e_phentsize != sizeof(ElfW(Phdr)) || eh.e_phnum > 256)
-		goto out;
-	for (unsigned i = 0; i < eh.e_phnum && rc; i++) {
-		ElfW(Phdr) ph;
-		unsigned char note[1024];
-		if (read_at(fd, &ph, sizeof(ph), eh.e_phoff + i * sizeof(ph)) != 0)
-			break;
-		if (ph.p_type != PT_NOTE || ph.p_filesz > sizeof(note)
-		    || read_at(fd, note, ph.p_filesz, ph.p_offset) != 0)
-			continue;
-		rc = note_build_id(note, note + ph.p_filesz, k);
-	}
-out:
+	int rc = xom_file_build_id(fd, sys_pread, k);
 	x_close(fd);
 	return rc;
 }

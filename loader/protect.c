@@ -154,7 +154,6 @@ static const char *main_path(const struct xom_plan_key *mapped)
 static int ident_key(const char *path, struct xom_plan_key *k)
 {
 	struct stat st;
-	struct xom_file_ident id;
 
 	long rc = path ? x_stat(path, &st) : -ENOENT;
 	if (rc != 0) {
@@ -162,15 +161,7 @@ static int ident_key(const char *path, struct xom_plan_key *k)
 		        path ? path : "the main program", XOM_ERR((int)-rc));
 		return -1;
 	}
-	id = (struct xom_file_ident){
-		(uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_size,
-		st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
-		st.st_ctim.tv_sec, st.st_ctim.tv_nsec,
-	};
-	memset(k, 0, sizeof(*k));
-	k->kind = XOM_KEY_IDENT;
-	k->len = sizeof(id);
-	memcpy(k->bytes, &id, sizeof(id));
+	xom_ident_key(&st, k);
 	return 0;
 }
 

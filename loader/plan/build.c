@@ -113,15 +113,6 @@ static struct xom_syms_head *build_syms(const struct xom_map *m,
 	return h;
 }
 
-static uint64_t readable_bytes(const struct xom_map *m)
-{
-	uint64_t n = 0;
-
-	for (size_t i = 0; i < m->npages; i++)
-		n += m->page_kind[i] != XOM_PG_XOM || m->whole_reason ? XOM_PAGE_SIZE : 0;
-	return n;
-}
-
 int xom_plan_build(const struct xom_map *m, const char *path,
                    const struct xom_file_ident *file, uint64_t code_sum,
                    struct xom_built *b)
@@ -148,7 +139,8 @@ int xom_plan_build(const struct xom_map *m, const char *path,
 	h->whole_reason = plan_whole(m->whole_reason);
 	h->build_id_len = m->build_id_len;
 	h->path_len = (uint16_t)path_len;
-	h->readable_bytes = readable_bytes(m);
+	h->readable_bytes = m->readable_bytes;
+	h->ret_gadgets = m->ret_gadgets;
 	h->code_sum = code_sum;
 	h->file = *file;
 	memcpy(h->build_id, m->build_id, sizeof(h->build_id));

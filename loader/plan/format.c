@@ -4,6 +4,7 @@
  * and the tools.  Everything here also runs in the fault handler: no
  * allocation, no locks, no stdio.
  */
+#include <elf.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -301,4 +302,69 @@ const char *xom_syms_lookup(const struct xom_syms_head *h, uint64_t addr,
 		return names + s->name;
 	}
 	return NULL;
+}
+
+/* ---- keys of files ------------------------------------------------------- */
+
+int xom_note_build_id(const void *notes, size_t len, struct xom_plan_key *k)
+{
+	const unsigned char *p = notes, *end = p + len;
+
+	while (end - p >= 12) {
+		uint32_t n[3];
+		memcpy(n, p, sizeof(n));
+		size_t name = ((size_t)n[0] + 3) & ~(size_t)3;
+		size_t desc = ((size_t)n[1] + 3) & ~(size_t)3;
+		if (name > (size_t)(end - p) - 12
+		    || desc > (size_t)(end - p) - 12 - name)
+			return -1;
+		if (n[2] == NT_GNU_BUILD_ID && n[0] == 4 && !memcmp(p + 12, "GNU", 4)
+		    && n[1] && n[1] <= sizeof(k->bytes)) {
+			memset(k, 0, sizeof(*k));
+			k->kind = XOM_KEY_BUILD_ID;
+			k->len = (uint8_t)n[1];
+			memcpy(k->bytes, p + 12 + name, n[1]);
+			return 0;
+		}
+		p += 12 + name + desc;
+	}
+	return -1;
+}
+
+int xom_file_build_id(int fd, long (*pread_fn)(int, void *, size_t, long),
+                      struct xom_plan_key *k)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	unsigned char note[2048];
+
+	if (pread_fn(fd, &eh, sizeof(eh), 0) != (long)sizeof(eh)
+	    || memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_phentsize != sizeof(ph)
+	    || eh.e_phnum > 256)
+		return -1;
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		if (pread_fn(fd, &ph, sizeof(ph), (long)(eh.e_phoff + i * sizeof(ph)))
+		    != (long)sizeof(ph))
+			return -1;
+		if (ph.p_type != PT_NOTE || ph.p_filesz > sizeof(note)
+		    || pread_fn(fd, note, ph.p_filesz, (long)ph.p_offset) != (long)ph.p_filesz)
+			continue;
+		if (xom_note_build_id(note, ph.p_filesz, k) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+void xom_ident_key(const struct stat *st, struct xom_plan_key *k)
+{
+	struct xom_file_ident id = {
+		(uint64_t)st->st_dev, (uint64_t)st->st_ino, (uint64_t)st->st_size,
+		st->st_mtim.tv_sec, st->st_mtim.tv_nsec,
+		st->st_ctim.tv_sec, st->st_ctim.tv_nsec,
+	};
+
+	memset(k, 0, sizeof(*k));
+	k->kind = XOM_KEY_IDENT;
+	k->len = sizeof(id);
+	memcpy(k->bytes, &id, sizeof(id));
 }

@@ -64,10 +64,21 @@ struct xom_plan_key {
 	uint8_t bytes[64];      /* the build-id, or a struct xom_file_ident */
 };
 
+/* The key of a file, by the runtime's rule: its GNU build-id (in the
+ * notes of [notes, notes + len), or in the PT_NOTE segments of the ELF file
+ * fd, read with pread_fn: the tools pass a wrapper of pread, the runtime
+ * its own system call), else its identity (from fstat of the mapped file).
+ * The build-id functions return 0, or -1 when there is none. */
+struct stat;
+int xom_note_build_id(const void *notes, size_t len, struct xom_plan_key *k);
+int xom_file_build_id(int fd, long (*pread_fn)(int, void *, size_t, long),
+                      struct xom_plan_key *k);
+void xom_ident_key(const struct stat *st, struct xom_plan_key *k);
+
 /* ---- a plan -------------------------------------------------------------- */
 
-#define XOM_PLAN_MAGIC "XOMPLAN2"
-#define XOM_PLAN_FORMAT 2u
+#define XOM_PLAN_MAGIC "XOMPLAN3"
+#define XOM_PLAN_FORMAT 3u
 
 /*
  * head, segs[nsegs], runs[nruns], path[path_len] (NUL-terminated), padded to
@@ -85,7 +96,8 @@ struct xom_plan_head {
 	uint8_t build_id_len;
 	uint16_t path_len;              /* with its NUL */
 	uint32_t nsyms;                 /* in the symbol file; 0: no file */
-	uint64_t readable_bytes;        /* bytes of exec pages left readable */
+	uint64_t readable_bytes;        /* executable bytes left readable */
+	uint64_t ret_gadgets;           /* ret gadget candidates in them */
 	uint64_t code_sum;              /* xom_hash of the exec segments' file bytes */
 	struct xom_file_ident file;
 	uint8_t build_id[64];

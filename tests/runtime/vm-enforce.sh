@@ -91,7 +91,6 @@ warm)
 	done
 	XOM_OPTIONS=$BASE:backend=none LD_AUDIT=$A LD_PRELOAD=$P "$T" maps "$LIB" >/dev/null 2>&1
 	XOM_OPTIONS=$BASE:backend=none LD_AUDIT=$A "$T" maps iconv >/dev/null 2>&1
-	n=$(grep -ac XOMPLAN2 "$XDG_CACHE_HOME/xom/plans" 2>/dev/null || echo 0)
 	t_check warm-store '[ -s "$XDG_CACHE_HOME/xom/plans" ] && [ $(ls "$XDG_CACHE_HOME/xom/syms" | wc -l) -ge 15 ]' "$(cat $W/err-* | head -5 | tr '\n' '|')"
 	echo "# warm: $(ls "$XDG_CACHE_HOME/xom/syms" | wc -l) symbol files in $(( $(date +%s) - start )) s"
 	;;
