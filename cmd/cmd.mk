@@ -127,9 +127,10 @@ $(CACHE_TEST)/auditprog: tests/cmd/cacheprog.c $(CACHE_TEST)/lib/libcachedep.so 
 # xom status's counting rule, on made-up smaps text (it includes
 # cmd/status.c).
 $(B)/tests/cmd/status_count: tests/cmd/status_count.c cmd/status.c cmd/cmd.h \
-		| $(B)/.deps-build
+		$(B)/cmd/cache_store.o $(B)/loader/options.o $(PLAN_FORMAT_OBJ) | $(B)/.deps-build
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -o $@ $<
+	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -o $@ $< \
+		$(B)/cmd/cache_store.o $(B)/loader/options.o $(PLAN_FORMAT_OBJ)
 
 .PHONY: check-cmd cmd-tests
 cmd-tests: $(B)/xom $(B)/xom.1 $(B)/xom-scan $(RUNTIME_FILES) $(CMD_TEST_PROGS) \

@@ -17,6 +17,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../loader/options.h"
+#include "../loader/plan/xom_plan.h"
+#include "cache.h"
 #include "cmd.h"
 
 const char status_usage[] =
@@ -26,7 +29,11 @@ const char status_usage[] =
 	"many code pages are execute-only and how many are still readable, and\n"
 	"the non-zero protection keys on its code.  A page counts as\n"
 	"execute-only when it is mapped --xp (no read, no write) with a non-zero\n"
-	"protection key; every other code page is readable.\n"
+	"protection key; every other code page is readable.  What an attacker\n"
+	"can still read of it comes from the object's plan in the plan stores\n"
+	"you can read: its readable executable bytes and the ret gadget\n"
+	"candidates in them (\"-\" when no store has its plan, \"?\" when the\n"
+	"process does not run it as the plan says).\n"
 	"Exit status: 0 shown, 1 no such process or it cannot be read, 64 usage.\n";
 
 struct obj_pages {
@@ -34,6 +41,61 @@ struct obj_pages {
 	unsigned long xo, readable;
 	unsigned keys;          /* bit k: some code mapping has key k */
 };
+
+/* The plan stores this user can read, mapped, in the runtime's order. */
+struct stores {
+	struct store_index ix[XOM_NSTORES];
+};
+
+static void stores_open(struct stores *st)
+{
+	char buf[4096], err[256], dir[PATH_MAX], why[PATH_MAX + 64];
+	struct xom_opts o;
+	struct xom_dirs d;
+	int require;
+
+	memset(st, 0, sizeof *st);
+	if (xom_options_parse(getenv("XOM_OPTIONS"), &o, buf, sizeof buf, &require,
+	                      err, sizeof err) != 0)
+		xom_options_parse(NULL, &o, buf, sizeof buf, &require, err, sizeof err);
+	xom_store_dirs(&o, 0, geteuid(), &d);
+	for (int i = 0; i < XOM_NSTORES; i++)
+		if (xom_dir_path(&d, i, dir, sizeof dir)
+		    && store_trusted(dir, i == XOM_STORE_SYSTEM, why, sizeof why) == 0)
+			store_map(dir, &st->ix[i]);
+}
+
+static void stores_close(struct stores *st)
+{
+	for (int i = 0; i < XOM_NSTORES; i++)
+		store_unmap(&st->ix[i]);
+}
+
+/* The readable bytes and gadget candidates of o's plan, as text. */
+static void surface(const struct stores *st, const struct obj_pages *o,
+                    char *bytes, char *gadgets, size_t cap)
+{
+	struct xom_plan_key k;
+	const struct xom_plan_head *h = NULL;
+
+	snprintf(bytes, cap, "-");
+	snprintf(gadgets, cap, "-");
+	if (o->name[0] != '/' || file_key(o->name, &k) != 0)
+		return;
+	for (int i = 0; i < XOM_NSTORES && !h; i++)
+		h = store_find(&st->ix[i], &k);
+	if (!h)
+		return;
+	/* The plan's figures hold when the process runs it: as many pages
+	 * execute-only as it names (none when a whole file stays readable). */
+	if (o->xo != h->xom_pages || (!h->xom_pages && !h->whole_reason)) {
+		snprintf(bytes, cap, "?");
+		snprintf(gadgets, cap, "?");
+		return;
+	}
+	snprintf(bytes, cap, "%llu", (unsigned long long)h->readable_bytes);
+	snprintf(gadgets, cap, "%llu", (unsigned long long)h->ret_gadgets);
+}
 
 struct objects {
 	struct obj_pages *v;
@@ -126,6 +188,9 @@ static void print_report(const char *who, const struct objects *objs,
 {
 	char path[64], comm[64] = "?";
 	unsigned long txo = 0, tread = 0;
+	unsigned long long tbytes = 0, tgadgets = 0;
+	size_t known = 0;
+	struct stores st;
 	FILE *f;
 
 	snprintf(path, sizeof path, "/proc/%s/comm", who);
@@ -135,7 +200,9 @@ static void print_report(const char *who, const struct objects *objs,
 		fclose(f);
 	}
 	printf("process %s (%s)\n", who, comm);
-	printf("%10s %10s  %-6s %s\n", "exec-only", "readable", "keys", "object (code pages)");
+	stores_open(&st);
+	printf("%10s %10s  %-6s %12s %8s  %s\n", "exec-only", "readable", "keys",
+	       "read-bytes", "gadgets", "object (code pages)");
 	for (size_t j = 0; j < objs->n; j++) {
 		const struct obj_pages *o = &objs->v[j];
 		char keys[40] = "-";
@@ -144,12 +211,23 @@ static void print_report(const char *who, const struct objects *objs,
 			if (o->keys & (1u << k))
 				kl += (size_t)snprintf(keys + kl, sizeof keys - kl, "%s%u",
 				                       kl ? "," : "", k);
-		printf("%10lu %10lu  %-6s %s\n", o->xo, o->readable, keys, o->name);
+		char bytes[24], gadgets[24];
+		surface(&st, o, bytes, gadgets, sizeof bytes);
+		printf("%10lu %10lu  %-6s %12s %8s  %s\n", o->xo, o->readable, keys,
+		       bytes, gadgets, o->name);
+		if (bytes[0] >= '0' && bytes[0] <= '9') {
+			known++;
+			tbytes += strtoull(bytes, NULL, 10);
+			tgadgets += strtoull(gadgets, NULL, 10);
+		}
 		txo += o->xo;
 		tread += o->readable;
 	}
+	stores_close(&st);
 	printf("total: %lu code pages execute-only, %lu readable, in %zu objects\n",
 	       txo, tread, objs->n);
+	printf("readable to an attacker: %llu executable bytes, %llu ret gadget candidates, in the %zu of %zu objects whose plan is known and in force\n",
+	       tbytes, tgadgets, known, objs->n);
 	if (!saw_keys)
 		printf("note: this kernel shows no ProtectionKey in smaps: it does not use protection keys, so no code is execute-only\n");
 }

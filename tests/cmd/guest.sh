@@ -83,6 +83,17 @@ test_status() {
 		awk '/build\/xom$/ && $1 > 0 { f = 1 } END { exit !f }' "$tmp/out" ||
 		{ t_fail status-self "$(tr '\n' '|' <"$tmp/out")"; return; }
 	t_pass status-self
+	# What stays readable of libc, from its plan, is what the scanner says
+	# of the file; the total line adds it up.
+	local lib want_b want_g got
+	lib=$(awk '/libc\.so/ { print $NF; exit }' "$tmp/out")
+	"$xom" scan --json "$lib" >"$tmp/json"
+	want_b=$(sed -n 's/.*"readable_bytes": *\([0-9]*\).*/\1/p' "$tmp/json" | head -n 1)
+	want_g=$(sed -n 's/.*"ret_gadgets": *\([0-9]*\).*/\1/p' "$tmp/json" | head -n 1)
+	got=$(awk -v l="$lib" '$NF == l { print $4 " " $5 }' "$tmp/out")
+	[ -n "$want_b" ] && [ "$got" = "$want_b $want_g" ] &&
+		grep -Eq '^readable to an attacker: [0-9]+ executable bytes, [0-9]+ ret gadget candidates, in the [1-9][0-9]* of [0-9]+ objects' "$tmp/out" &&
+		t_pass status-surface || t_fail status-surface "libc: status '$got', scan '$want_b $want_g': $(tr '\n' '|' <"$tmp/out")"
 	"$xom" run -- "$probe" sleep 20 >"$tmp/pid" &
 	xpid=$!
 	# Wait until the probe has started and its code is protected.
