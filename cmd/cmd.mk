@@ -141,6 +141,7 @@ QUICK += check-cmd
 check-cmd: cmd-tests
 	@B=$(B) tests/cmd/native.sh
 
-# The guest suite (tests/vm/guest.list) runs tests/cmd/guest.sh, which needs
-# the probe (and the demo programs, see demo/demo.mk).
-check-vm vm-progs: $(B)/tests/cmd/probe
+# The guest suite (tests/vm/guest.list) runs tests/cmd/guest.sh and
+# guest-cache.sh, which need the probe and the cache test's libraries (and the
+# demo programs, see demo/demo.mk).
+check-vm vm-progs: $(CMD_TEST_PROGS)

@@ -94,11 +94,15 @@ done
 
 # ---- prune of the system store ----------------------------------------------------
 # A library without a build-id, its plan keyed by the file's identity.
-cp "$B/tests/cmd/cache/libcachenoid.so" "$tmp/noid.so"
-"$xom" cache build -q --store "$S" "$tmp/noid.so" 2>"$tmp/err"
-rm "$tmp/noid.so"
-"$xom" cache prune --system >"$tmp/out" 2>"$tmp/err"
-rc=$?
-t_check cache-prune-system '[ $rc = 0 ] && has "$tmp/err" "$S: dropped 1 plan (1 file gone, 0 changed)"' "rc $rc: $(err)"
+if ! cp "$B/tests/cmd/cache/libcachenoid.so" "$tmp/noid.so" 2>"$tmp/err"; then
+	t_fail cache-prune-system "no test library: $(err)"
+elif ! "$xom" cache build -q --store "$S" "$tmp/noid.so" 2>"$tmp/err"; then
+	t_fail cache-prune-system "cache build failed: $(err)"
+else
+	rm "$tmp/noid.so"
+	"$xom" cache prune --system >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	t_check cache-prune-system '[ $rc = 0 ] && has "$tmp/err" "$S: dropped 1 plan (1 file gone, 0 changed)"' "rc $rc: $(err)"
+fi
 
 t_summary
