@@ -12,8 +12,13 @@
  * gadget finder that reads the page would try first: one to a few
  * instructions and a ret, aligned to the code or not.
  *
- * Reads: the image, segs, the map's pages (classify.c).
- * Adds: the map's readable_bytes and ret_gadgets.
+ * The same pass counts what the section-level method of earlier tools
+ * leaves readable: the readable pages that no SHF_EXECINSTR section
+ * touches (that method makes every other one execute-only).
+ *
+ * Reads: the image, segs, spans, the map's pages (classify.c).
+ * Adds: the map's readable_bytes and ret_gadgets, and their section_
+ * counterparts.
  * Calls: util.c, x86.c and Capstone.
  */
 #include <string.h>
@@ -54,10 +59,24 @@ static bool ends_gadget(const struct scan *s, csh h, cs_insn *in,
 	return false;
 }
 
-/* Counts one readable page's share of segment g. */
-static void count_page(struct scan *s, csh h, cs_insn *in, struct xom_map *m,
-                       const struct xom_segment *g, uint64_t page)
+/* Whether an executable section has bytes in the page at page. */
+static bool page_has_exec_section(const struct scan *s, uint64_t page)
 {
+	const struct span *sp = s->spans.p;
+
+	for (size_t i = 0; i < s->spans.n; i++)
+		if (sp[i].exec && sp[i].start < page + XOM_PAGE_SIZE && sp[i].end > page)
+			return true;
+	return false;
+}
+
+/* Counts one readable page's share of segment g; sect: the section-level
+ * method leaves it readable too. */
+static void count_page(struct scan *s, csh h, cs_insn *in, struct xom_map *m,
+                       const struct xom_segment *g, uint64_t page, bool sect)
+{
+	uint64_t bytes0 = m->readable_bytes, gadgets0 = m->ret_gadgets;
+
 	uint64_t end_g = g->vaddr + g->memsz;
 	uint64_t lo = page > g->vaddr ? page : g->vaddr;
 	uint64_t hi = page + XOM_PAGE_SIZE < end_g ? page + XOM_PAGE_SIZE : end_g;
@@ -68,14 +87,18 @@ static void count_page(struct scan *s, csh h, cs_insn *in, struct xom_map *m,
 	if (lo >= end_g || hi <= lo)
 		return;
 	m->readable_bytes += hi - lo;
-	if (fhi <= lo || !h)
-		return;
-	p = s->img + g->offset + (lo - g->vaddr);
-	end = s->img + g->offset + (fhi - g->vaddr);
-	while (p < end && (p = memchr(p, 0xc3, (size_t)(end - p)))) {
-		uint64_t a = g->vaddr + (uint64_t)(p - (s->img + g->offset));
-		m->ret_gadgets += ends_gadget(s, h, in, g, a);
-		p++;
+	if (fhi > lo && h) {
+		p = s->img + g->offset + (lo - g->vaddr);
+		end = s->img + g->offset + (fhi - g->vaddr);
+		while (p < end && (p = memchr(p, 0xc3, (size_t)(end - p)))) {
+			uint64_t a = g->vaddr + (uint64_t)(p - (s->img + g->offset));
+			m->ret_gadgets += ends_gadget(s, h, in, g, a);
+			p++;
+		}
+	}
+	if (sect) {
+		m->section_readable_bytes += m->readable_bytes - bytes0;
+		m->section_ret_gadgets += m->ret_gadgets - gadgets0;
 	}
 }
 
@@ -96,8 +119,9 @@ int surface_count(struct scan *s, struct xom_map *m)
 	for (size_t p = 0; p < m->npages; p++) {
 		if (m->page_kind[p] == XOM_PG_XOM)
 			continue;
+		bool sect = !page_has_exec_section(s, m->page_addr[p]);
 		for (size_t i = 0; i < s->segs.n; i++)
-			count_page(s, h, in, m, &g[i], m->page_addr[p]);
+			count_page(s, h, in, m, &g[i], m->page_addr[p], sect);
 	}
 	cs_free(in, 1);
 	cs_close(&h);

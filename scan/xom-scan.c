@@ -144,8 +144,10 @@ static void print_json(const char *file, const struct xom_map *m)
 	printf("{\"file\": ");
 	json_string(file);
 	printf(", \"exec_pages\": %zu, \"xom_pages\": %zu, \"readable_bytes\": %" PRIu64
-	       ", \"ret_gadgets\": %" PRIu64 ", \"readable\": [",
-	       m->exec_pages, m->xom_pages, m->readable_bytes, m->ret_gadgets);
+	       ", \"ret_gadgets\": %" PRIu64 ", \"section_level\": {\"readable_bytes\": %"
+	       PRIu64 ", \"ret_gadgets\": %" PRIu64 "}, \"readable\": [",
+	       m->exec_pages, m->xom_pages, m->readable_bytes, m->ret_gadgets,
+	       m->section_readable_bytes, m->section_ret_gadgets);
 	for (size_t i = 0; i < m->nreadable; i++)
 		printf("%s[%" PRIu64 ", %" PRIu64 "]", i ? ", " : "",
 		       m->readable[i].start, m->readable[i].end);

@@ -96,6 +96,11 @@ struct xom_map {
 	 * instructions, none a jump, call or return; README, "xom-scan"). */
 	uint64_t readable_bytes;
 	uint64_t ret_gadgets;
+	/* The same two for the section-level method of earlier tools, which
+	 * makes every page that an SHF_EXECINSTR section touches execute-only
+	 * and nothing else: its pages are a subset of the ones counted above. */
+	uint64_t section_readable_bytes;
+	uint64_t section_ret_gadgets;
 };
 
 /* Return codes: 0 on success, otherwise one of these, with a message. */

@@ -149,6 +149,7 @@ build absolute -no-pie -nostdlib -Wl,-z,separate-code "$S/absolute.S" || built=0
 build textrel.so -shared -nostdlib -Wl,-z,notext "$S/textrel.S" || built=0
 build flow.so -shared -nostdlib -Wl,-z,separate-code "$S/flow.S" || built=0
 build surface.so -shared -nostdlib -Wl,-z,separate-code "$S/surface.S" || built=0
+build surface-ro.so -shared -nostdlib -Wl,-z,noseparate-code -DTAB_IN_RODATA "$S/surface.S" || built=0
 build gadgets.so -shared -nostdlib -Wl,-z,separate-code "$S/gadgets.S" || built=0
 build gadgets-nosep.so -shared -nostdlib -Wl,-z,noseparate-code "$S/gadgets.S" || built=0
 for f in tables.so tables-nosep.so absolute gadgets.so flow.so; do
@@ -501,6 +502,30 @@ t_surface() {
 	scan surface-text "$W/surface.so"
 	expect_eq surface.so "the summary names both" \
 		"$(grep -c '^  readable executable bytes: 4096, ret gadget candidates: 3$' "$out")" 1
+	# The section-level method leaves .text execute-only, the table's page
+	# with it (and crashes there).
+	expect_eq surface.so "section-level readable bytes and gadgets" \
+		"$(q "$json" get section_level.readable_bytes)/$(q "$json" get section_level.ret_gadgets)" 0/0
+
+	# The table in .rodata, inside the one executable segment: every page
+	# that stays readable holds no code, so both methods leave the same
+	# bytes: the segment's, less its execute-only pages (readelf's count).
+	json=$W/surface-ro.so.out
+	map_of surface-ro.so "$W/surface-ro.so" || return
+	local seg want
+	seg=$(readelf -lW "$W/surface-ro.so" | awk '$1 == "LOAD" && $8 == "E" { print $6 }')
+	want=$(( seg - 4096 * $(q "$json" get xom_pages) ))
+	expect_eq surface-ro.so "readable_bytes (segment less execute-only pages)" \
+		"$(q "$json" get readable_bytes)" "$want"
+	expect_eq surface-ro.so "section-level readable bytes" \
+		"$(q "$json" get section_level.readable_bytes)" "$want"
+	local g sg
+	g=$(q "$json" get ret_gadgets) sg=$(q "$json" get section_level.ret_gadgets)
+	if [ "$g" -ge 3 ] && [ "$sg" = "$g" ]; then
+		pass "surface-ro.so: section-level ret gadgets = xom's ($g, the table's 3 among them)"
+	else
+		fail "surface-ro.so: section-level ret gadgets" "xom $g, section-level $sg (want equal, >= 3)"
+	fi
 }
 
 # --- real files of this system ------------------------------------------------

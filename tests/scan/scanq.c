@@ -4,7 +4,8 @@
  *
  *   scanq FILE check          the line is valid JSON with the documented
  *                             fields, types and invariants
- *   scanq FILE get KEY        file, exec_pages, xom_pages, or ngadgets
+ *   scanq FILE get KEY        a number or string member (ngadgets: the count of
+ *                             gadgets; "a.b": member b of the object a)
  *   scanq FILE page ADDR      "readable" or "xom": is ADDR in a readable range
  *   scanq FILE reason ADDR    reasons of the data ranges holding ADDR, or "none"
  *   scanq FILE ref ADDR       refs of the data ranges holding ADDR, or "none"
@@ -293,6 +294,13 @@ static int check(const struct jval *o)
 	else if (rb->num > rpages * 4096 || rg->num > rb->num)
 		bad("readable_bytes above the readable pages, or more gadgets than bytes",
 		    rb->num);
+	const struct jval *sl = member(o, "section_level"),
+		*sb = member(sl, "readable_bytes"), *sg = member(sl, "ret_gadgets");
+	if (!sb || sb->type != J_NUM || !sg || sg->type != J_NUM)
+		bad("section_level readable_bytes/ret_gadgets missing or not integers", 0);
+	else if (rb && rg && rb->type == J_NUM && rg->type == J_NUM
+	         && (sb->num > rb->num || sg->num > rg->num))
+		bad("the section-level method leaves more readable than xom", sb->num);
 	for (size_t i = 0; i < da->n; i++) {
 		const struct jval *d = &da->items[i], *s = member(d, "start"),
 			*e = member(d, "end"), *r = member(d, "reason"),
@@ -405,7 +413,15 @@ int main(int argc, char **argv)
 			printf("%zu\n", need(&root, "gadgets")->n);
 			return 0;
 		}
-		const struct jval *v = member(&root, argv[3]);
+		/* "a.b": member b of the object a. */
+		char key[128];
+		snprintf(key, sizeof key, "%s", argv[3]);
+		char *dot = strchr(key, '.');
+		if (dot)
+			*dot++ = '\0';
+		const struct jval *v = member(&root, key);
+		if (dot)
+			v = member(v, dot);
 		if (!v)
 			return usage();
 		if (v->type == J_STR)

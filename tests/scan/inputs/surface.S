@@ -13,6 +13,10 @@
  *   48 89 c3     mov needs the C3 as ModRM    no
  *   5d c3        pop %rbp; ret                yes
  *   31 c0 c3     xor %eax,%eax; ret           yes
+ *
+ * Built with -DTAB_IN_RODATA (and -z noseparate-code), the table is in
+ * .rodata inside the executable segment instead: its page then stays
+ * readable under the section-level method too, which leaves .text alone.
  */
 	.text
 	.p2align 12, 0xcc
@@ -25,7 +29,12 @@ read_tab:
 	.cfi_endproc
 	.size read_tab, . - read_tab
 
+#ifdef TAB_IN_RODATA
+	.section .rodata, "a"
+	.p2align 12
+#else
 	.p2align 12, 0xcc
+#endif
 .Ltab:
 	.byte	0x06, 0x90, 0xc3
 	.byte	0x06, 0x06, 0x06, 0xc3
@@ -36,6 +45,9 @@ read_tab:
 	.byte	0x06, 0x31, 0xc0, 0xc3
 	.fill	4096 - 26, 1, 0x06
 
+#ifdef TAB_IN_RODATA
+	.text
+#endif
 	.p2align 12, 0xcc
 	.type after, @function
 after:
