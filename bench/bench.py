@@ -315,6 +315,28 @@ def exec_section_pages(path):
     return pages
 
 
+def separate_code(path):
+    """True when no executable PT_LOAD holds the ELF header, as ld's
+    -z separate-code lays files out: then the readable pages xom leaves
+    are code pages it could not prove pure, not .rodata and headers."""
+    try:
+        with open(path, "rb") as fh:
+            eh = fh.read(64)
+            phoff, = struct.unpack("<Q", eh[32:40])
+            phentsize, phnum = struct.unpack("<HH", eh[54:58])
+            if phentsize != 56:
+                return False
+            fh.seek(phoff)
+            raw = fh.read(56 * phnum)
+    except (OSError, struct.error):
+        return False
+    for i in range(len(raw) // 56):
+        ptype, flags, off = struct.unpack("<IIQ", raw[i * 56:i * 56 + 16])
+        if ptype == 1 and flags & 1 and off == 0:
+            return False
+    return True
+
+
 def scan_one(path, timeout):
     """Scans one file in its own process, so a crash or hang is one result."""
     t0 = time.monotonic()
@@ -369,7 +391,9 @@ def scan_one(path, timeout):
             "why": why, "sect": len(sect), "crash_code": 0 if whole else crash_code,
             "crash_upper": 0 if whole else crash_upper,
             "crash_hdr": 0 if whole else crash_hdr, "whole": whole, "secs": dt,
-            "gadgets": len(j["gadgets"])}
+            "gadgets": len(j["gadgets"]), "rbytes": j["readable_bytes"],
+            "rets": j["ret_gadgets"], "sect_rbytes": j["section_level"]["readable_bytes"],
+            "sect_rets": j["section_level"]["ret_gadgets"], "sep": separate_code(path)}
 
 
 def coverage(quick, budget_s, out):
@@ -408,7 +432,8 @@ def coverage(quick, budget_s, out):
     bad = [r for r in results if "error" in r]
 
     tot = {k: sum(r[k] for r in ok)
-           for k in ("exec", "xom", "sect", "crash_code", "crash_upper", "crash_hdr")}
+           for k in ("exec", "xom", "sect", "crash_code", "crash_upper", "crash_hdr",
+                     "rbytes", "rets", "sect_rbytes", "sect_rets")}
     why = {}
     for r in ok:
         for k, v in r["why"].items():
@@ -453,6 +478,30 @@ def coverage(quick, budget_s, out):
             ["files where xom makes no page execute-only", len(none_files),
              pct(sum(r["exec"] for r in none_files), tot["exec"])]]
     md += table(["", "pages / files", "share of executable pages"], rows)
+    md += ("\nThe share by layout.  In files linked with `-z separate-code` (Debian's\n"
+           "default since binutils 2.31) the executable segment holds only the\n"
+           "executable sections, so a page xom keeps readable is code it could not\n"
+           "prove pure; in older files the segment also holds headers and `.rodata`,\n"
+           "which must stay readable under any method.\n\n")
+    lrows = []
+    for name, sep in (("`-z separate-code`", True), ("without it", False)):
+        fs = [r for r in ok if r["sep"] == sep]
+        e, x = sum(r["exec"] for r in fs), sum(r["xom"] for r in fs)
+        lrows.append([name, len(fs), e, x, pct(x, e)])
+    md += table(["files linked", "files", "executable pages", "execute-only with xom", "share"],
+                lrows)
+    mb = lambda n: f"{n / 1e6:.1f} MB"
+    md += ("\nWhat an attacker who can read memory still harvests: the executable\n"
+           "bytes left readable, and the ret gadget candidates among them (a `c3`\n"
+           "byte that 1 to 15 bytes before it complete as whole instructions, none a\n"
+           "branch; `xom-scan --json`, `readable_bytes`, `ret_gadgets` and their\n"
+           "`section_level` counterparts).  The section-level method leaves less\n"
+           "readable because it also makes the code pages that hold data\n"
+           "execute-only, and those are the pages it crashes on.\n\n")
+    md += table(["", "readable executable bytes", "ret gadget candidates"],
+                [["xom", f"{tot['rbytes']:,} ({mb(tot['rbytes'])})", f"{tot['rets']:,}"],
+                 ["section-level method", f"{tot['sect_rbytes']:,} ({mb(tot['sect_rbytes'])})",
+                  f"{tot['sect_rets']:,}"]])
     if none_files:
         md += ("\nLargest files where xom makes no page execute-only: "
                + ", ".join(f"{os.path.basename(r['file'])} ({r['exec']} pages)"
@@ -805,6 +854,11 @@ def check(d):
     ok("start-up says runtime state", "runtime not built" in text
        or re.search(r"\| /bin/true \|( [^|]+ \|){5} \*\*[\d.]+\*\*", text))
     ok("coverage counts pages", re.search(r"\*\*execute-only with xom\*\* \| \d+ \|", text))
+    ok("attack surface has both methods",
+       re.search(r"^\| xom \| [\d,]+ \([\d.]+ MB\) \| [\d,]+ \|$", text, re.M)
+       and re.search(r"^\| section-level method \| [\d,]+ \([\d.]+ MB\) \| [\d,]+ \|$", text, re.M))
+    ok("share by layout has both rows", re.search(r"^\| `-z separate-code` \| \d+ \|", text, re.M)
+       and re.search(r"^\| without it \| \d+ \|", text, re.M))
     ok("coverage tsv written", os.path.exists(os.path.join(B, "bench", "coverage.tsv")))
     ok("plot written or its absence explained", os.path.exists(os.path.join(d, "coverage.png"))
        or "(no plot:" in text)
