@@ -5,13 +5,12 @@
  * system store, root's; the user's cache; the fallback folder.
  *
  * build makes plans ahead of time, so that no program's first start has
- * to scan; stats shows what each store holds and how much of it is stale;
- * prune drops the stale plans.  Everything that writes a store goes
+ * to scan; prune drops the stale plans; stats (cache_stats.c) shows what
+ * each store holds and how much of it is stale.  Everything that writes a store goes
  * through loader/plan/store.c, under the store's lock, replacing files by
  * rename, so that running programs and their helpers can read and write
  * the same stores meanwhile.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -19,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../loader/options.h"
@@ -78,16 +76,9 @@ const char cache_usage[] =
 	"without root; 64 usage; killed by a signal (130 for Ctrl-C) after\n"
 	"keeping the plans already made.\n";
 
-struct cache_opts {
-	int system, quiet, json, list, dry_run, jobs;
-	const char *store;
-};
+const char *const cache_store_label[XOM_NSTORES] = { "system", "user", "fallback" };
 
-static const char *const store_label[XOM_NSTORES] = { "system", "user", "fallback" };
-
-/* The options the runtime would run a program with here: XOM_OPTIONS over
- * the defaults (/etc/xom.conf is per program, and no program is named). */
-static int runtime_opts(struct xom_opts *o, char *buf, size_t cap)
+int cache_runtime_opts(struct xom_opts *o, char *buf, size_t cap)
 {
 	char err[512];
 	int require;
@@ -123,7 +114,7 @@ static int build_target(const struct cache_opts *c, char *dir, size_t cap,
 		snprintf(dir, cap, "%s", c->store);
 		return need_root("build", dir) ? XOM_EXIT_ENV : 0;
 	}
-	if (runtime_opts(&o, buf, sizeof(buf)) != 0)
+	if (cache_runtime_opts(&o, buf, sizeof(buf)) != 0)
 		return XOM_EXIT_USAGE;
 	if (c->system) {
 		if (!o.store || !strcmp(o.store, "off")) {
@@ -157,7 +148,7 @@ static size_t to_scan(struct cache_files *l, const char *dir, int shared,
 	size_t n = 0;
 
 	store_map(dir, &target);
-	if (!shared && runtime_opts(&o, buf, sizeof(buf)) == 0) {
+	if (!shared && cache_runtime_opts(&o, buf, sizeof(buf)) == 0) {
 		xom_store_dirs(&o, 0, (unsigned)geteuid(), &d);
 		const char *s = xom_dir_path(&d, XOM_STORE_SYSTEM, sdir, sizeof(sdir));
 		if (s && store_trusted(s, 1, why, sizeof(why)) == 0)
@@ -255,227 +246,6 @@ static int build(const struct cache_opts *c, int argc, char **argv)
 	return status;
 }
 
-/* ---- stats ----------------------------------------------------------------- */
-
-struct tally {
-	const char *label;              /* --list: one line per plan */
-	const char *dir;
-	size_t missing;                 /* plans whose symbol file is not there */
-	size_t plans, gone, changed, unchecked;
-	uint64_t plan_bytes;
-	size_t sym_files, orphans;
-	uint64_t sym_bytes;
-	time_t oldest, newest;
-	char (*keys)[XOM_KEY_NAME_MAX];  /* the plans' key names, sorted */
-	size_t nkeys;
-};
-
-static void count_plan(const struct xom_plan_head *p, void *arg)
-{
-	struct tally *t = arg;
-	struct xom_plan_key k;
-
-	static const char *const names[] = { "current", "gone", "changed", "unchecked" };
-	int state = plan_state(p);
-
-	t->plans++;
-	t->plan_bytes += p->total;
-	switch (state) {
-	case PLAN_GONE: t->gone++; break;
-	case PLAN_CHANGED: t->changed++; break;
-	case PLAN_UNCHECKED: t->unchecked++; break;
-	}
-	if (t->label)
-		printf("%s %s %s\n", t->label, names[state], xom_plan_path(p));
-	xom_plan_key_of(p, &k);
-	xom_key_name(&k, t->keys[t->nkeys], XOM_KEY_NAME_MAX);
-	if (p->nsyms && t->dir) {
-		char path[PATH_MAX + 300];
-		struct stat st;
-		snprintf(path, sizeof(path), "%s/" XOM_STORE_SYMS "/%s", t->dir,
-		         t->keys[t->nkeys]);
-		t->missing += lstat(path, &st) != 0;
-	}
-	t->nkeys++;
-}
-
-static int name_cmp(const void *a, const void *b)
-{
-	return strcmp(a, b);
-}
-
-static void count_syms(const char *dir, struct tally *t)
-{
-	char path[PATH_MAX + 300];
-	struct dirent *d;
-	struct stat st;
-
-	snprintf(path, sizeof(path), "%s/" XOM_STORE_SYMS, dir);
-	DIR *dp = opendir(path);
-	while (dp && (d = readdir(dp)) != NULL) {
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/" XOM_STORE_SYMS "/%s", dir, d->d_name);
-		if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
-			continue;
-		t->sym_files++;
-		t->sym_bytes += (uint64_t)st.st_size;
-		if (!t->oldest || st.st_mtime < t->oldest)
-			t->oldest = st.st_mtime;
-		if (st.st_mtime > t->newest)
-			t->newest = st.st_mtime;
-		if (!bsearch(d->d_name, t->keys, t->nkeys, XOM_KEY_NAME_MAX, name_cmp))
-			t->orphans++;
-	}
-	if (dp)
-		closedir(dp);
-}
-
-static void put_time(char *buf, size_t cap, time_t t)
-{
-	struct tm tm;
-
-	if (!t || !localtime_r(&t, &tm) || !strftime(buf, cap, "%Y-%m-%d %H:%M:%S", &tm))
-		snprintf(buf, cap, "-");
-}
-
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
-/* One store's report; state is "ok", or what it is instead. */
-static void report(const char *label, const char *dir, const char *state,
-                   const char *why, int trusted, const struct tally *t, int json)
-{
-	char from[32], to[32];
-
-	put_time(from, sizeof(from), t->oldest);
-	put_time(to, sizeof(to), t->newest);
-	if (json) {
-		printf("{\"store\": \"%s\", \"dir\": ", label);
-		json_str(dir ? dir : "");
-		printf(", \"state\": \"%s\", \"trusted\": %s", state,
-		       trusted ? "true" : "false");
-		if (why) {
-			printf(", \"why\": ");
-			json_str(why);
-		}
-		printf(", \"plans\": %zu, \"plan_bytes\": %llu, \"stale\": %zu, \"gone\": %zu, "
-		       "\"changed\": %zu, \"unchecked\": %zu, \"sym_files\": %zu, "
-		       "\"sym_bytes\": %llu, \"orphans\": %zu, \"sym_missing\": %zu, "
-		       "\"oldest\": \"%s\", \"newest\": \"%s\"}\n", t->plans,
-		       (unsigned long long)t->plan_bytes,
-		       t->gone + t->changed, t->gone, t->changed, t->unchecked,
-		       t->sym_files, (unsigned long long)t->sym_bytes, t->orphans, t->missing,
-		       t->oldest ? from : "", t->newest ? to : "");
-		return;
-	}
-	printf("%s store  %s\n", label, dir ? dir : "(none)");
-	if (strcmp(state, "ok")) {
-		printf("  %-13s %s\n", state, why ? why : "");
-		return;
-	}
-	if (!trusted)
-		printf("  %-13s %s\n", "ignored", why);
-	printf("  %-13s %zu (%.1f MB)\n", "plans", t->plans, (double)t->plan_bytes / 1e6);
-	printf("  %-13s %zu: %zu file%s gone, %zu changed\n", "stale",
-	       t->gone + t->changed, t->gone, t->gone == 1 ? "" : "s", t->changed);
-	if (t->unchecked)
-		printf("  %-13s %zu (made for a relative path, or the file cannot be read)\n",
-		       "unchecked", t->unchecked);
-	printf("  %-13s %zu (%.1f MB), %zu that no plan names, %zu missing\n",
-	       "symbol files", t->sym_files, (double)t->sym_bytes / 1e6, t->orphans,
-	       t->missing);
-	if (t->sym_files)
-		printf("  %-13s %s to %s (symbol files)\n", "written", from, to);
-}
-
-static int stats_one(const char *label, const char *dir, int system, int json,
-                     int list)
-{
-	struct tally t = { 0 };
-	struct store_index ix;
-	struct stat st;
-	char why[600];
-	int status = XOM_EXIT_OK;
-
-	if (list) {
-		if (dir && store_map(dir, &ix) == 0) {
-			t.label = label;
-			t.keys = calloc(((const struct xom_store_head *)ix.map)->nslots + 1,
-			                XOM_KEY_NAME_MAX);
-			if (t.keys)
-				store_each(&ix, count_plan, &t);
-			free(t.keys);
-			store_unmap(&ix);
-		}
-		return status;
-	}
-	if (!dir) {
-		report(label, NULL, "none", "no such store with these options", 0, &t, json);
-		return status;
-	}
-	if (lstat(dir, &st) != 0) {
-		report(label, dir, "missing", system
-		       ? "not there: xom cache build --system makes it" : "not there yet", 0,
-		       &t, json);
-		return status;
-	}
-	if (store_map(dir, &ix) != 0) {
-		report(label, dir, !strcmp(ix.why, STORE_NO_INDEX) ? "empty" : "damaged",
-		       ix.why, 0, &t, json);
-		return status;
-	}
-	int trusted = store_trusted(dir, system, why, sizeof(why)) == 0;
-	const struct xom_store_head *h = ix.map;
-	t.keys = calloc(h->nslots + 1, XOM_KEY_NAME_MAX);
-	if (!t.keys) {
-		say("out of memory");
-		store_unmap(&ix);
-		return XOM_EXIT_ENV;
-	}
-	t.dir = dir;
-	store_each(&ix, count_plan, &t);
-	qsort(t.keys, t.nkeys, XOM_KEY_NAME_MAX, name_cmp);
-	count_syms(dir, &t);
-	report(label, dir, "ok", trusted ? NULL : why, trusted, &t, json);
-	free(t.keys);
-	store_unmap(&ix);
-	return status;
-}
-
-static int stats(const struct cache_opts *c)
-{
-	struct xom_opts o;
-	struct xom_dirs d;
-	char buf[4096], dir[PATH_MAX];
-	int status = XOM_EXIT_OK;
-
-	if (c->store)
-		return stats_one("system", c->store, 1, c->json, c->list);
-	if (runtime_opts(&o, buf, sizeof(buf)) != 0)
-		return XOM_EXIT_USAGE;
-	xom_store_dirs(&o, 0, (unsigned)geteuid(), &d);
-	for (int i = 0; i < XOM_NSTORES; i++) {
-		const char *p = xom_dir_path(&d, i, dir, sizeof(dir));
-		status = xom_exit_worst(status, stats_one(store_label[i], p,
-		                                          i == XOM_STORE_SYSTEM, c->json,
-		                                          c->list));
-	}
-	return status;
-}
-
 /* ---- prune ---------------------------------------------------------------- */
 
 struct dropped { size_t gone, changed; };
@@ -526,7 +296,7 @@ static int prune(const struct cache_opts *c)
 	if (c->store)
 		return need_root("prune", c->store) ? XOM_EXIT_ENV
 		       : prune_one(c->store, 1, c->quiet);
-	if (runtime_opts(&o, buf, sizeof(buf)) != 0)
+	if (cache_runtime_opts(&o, buf, sizeof(buf)) != 0)
 		return XOM_EXIT_USAGE;
 	xom_store_dirs(&o, 0, (unsigned)geteuid(), &d);
 	if (c->system) {
@@ -616,7 +386,7 @@ int cmd_cache(int argc, char **argv)
 			return usage_error("stats takes only --json, --list and --store");
 		if (c.json && c.list)
 			return usage_error("--json or --list, not both");
-		return stats(&c);
+		return cache_stats(&c);
 	}
 	if (c.json || c.list || c.jobs || c.dry_run)
 		return usage_error("prune takes only --system, --store and --quiet");

@@ -2,7 +2,8 @@
  * cache.h - what the parts of xom cache share (cmd/cache*.c).  Internal to
  * cmd/.
  *
- *   cache.c        the subcommand: options, which store, the reports
+ *   cache.c        the subcommand: options, which store; build and prune
+ *   cache_stats.c  xom cache stats: what each store holds, what is stale
  *   cache_files.c  what to build: a program and what the dynamic linker
  *                  loads with it, or every ELF object of the system
  *   cache_store.c  the stores as the runtime reads them: which, whether
@@ -18,6 +19,27 @@
 #include <sys/types.h>
 
 #include "../loader/plan/xom_plan.h"
+
+/* ---- cache.c ------------------------------------------------------------- */
+
+struct cache_opts {
+	int system, quiet, json, list, dry_run, jobs;
+	const char *store;
+};
+
+/* The stores' names in reports, in xom_store_dirs' order. */
+extern const char *const cache_store_label[];
+
+/* The options the runtime would run a program with here: XOM_OPTIONS over
+ * the defaults (/etc/xom.conf is per program, and no program is named).
+ * 0, or -1 after one line. */
+struct xom_opts;
+int cache_runtime_opts(struct xom_opts *o, char *buf, size_t cap);
+
+/* ---- cache_stats.c ------------------------------------------------------- */
+
+/* xom cache stats: a scan/xom_exit.h status. */
+int cache_stats(const struct cache_opts *c);
 
 /* ---- cache_files.c ------------------------------------------------------ */
 
