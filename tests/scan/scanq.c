@@ -364,7 +364,8 @@ static int usage(void)
 int main(int argc, char **argv)
 {
 	static char line[1 << 22];
-	struct jval root;
+	/* Static: the tree stays reachable until exit, which frees it. */
+	static struct jval root;
 	FILE *fp;
 
 	if (argc < 3)
