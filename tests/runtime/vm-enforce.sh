@@ -45,13 +45,13 @@ KEY=000102030405060708090a0b0c0d0e0f
 real_cmds() {
 	# A folder of known contents, so that the listing does not move with
 	# the rest of the guest (link counts of /proc, sizes under /tmp).
-	echo "ls-l|/usr/bin/ls -l --time-style=+ $W/known"
-	echo "sha256sum|/usr/bin/sha256sum $B/libxom.so $B/xom-plan"
-	echo "python3|$PY -S -c '$PYCODE'"
-	echo "perl|/usr/bin/perl -e '$PLCODE'"
-	echo "openssl-enc|/usr/bin/openssl enc -aes-128-cbc -K $KEY -iv $KEY -in $B/libxom.so | /usr/bin/openssl enc -d -aes-128-cbc -K $KEY -iv $KEY | /usr/bin/sha256sum"
-	echo "openssl-dgst|/usr/bin/openssl dgst -sha256 -sha512 $B/libxom.so"
-	echo "iconv|echo hello | /usr/bin/iconv -f UTF-8 -t IBM037 | /usr/bin/sha256sum"
+	printf "%s\n" "ls-l|/usr/bin/ls -l --time-style=+ $W/known"
+	printf "%s\n" "sha256sum|/usr/bin/sha256sum $B/libxom.so $B/xom-plan"
+	printf "%s\n" "python3|$PY -S -c '$PYCODE'"
+	printf "%s\n" "perl|/usr/bin/perl -e '$PLCODE'"
+	printf "%s\n" "openssl-enc|/usr/bin/openssl enc -aes-128-cbc -K $KEY -iv $KEY -in $B/libxom.so | /usr/bin/openssl enc -d -aes-128-cbc -K $KEY -iv $KEY | /usr/bin/sha256sum"
+	printf "%s\n" "openssl-dgst|/usr/bin/openssl dgst -sha256 -sha512 $B/libxom.so"
+	printf "%s\n" "iconv|echo hello | /usr/bin/iconv -f UTF-8 -t IBM037 | /usr/bin/sha256sum"
 }
 known_dir() {
 	rm -rf "$W/known" && mkdir -p "$W/known/sub"
