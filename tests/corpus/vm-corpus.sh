@@ -26,7 +26,7 @@ P=$B/libxom.so A=$B/libxom-audit.so PROBE=$B/tests/runtime/libxomprobe.so
 C=/tmp/xom-corpus W=/tmp/xom-corpus/${1:-none}
 mkdir -p "$W"
 export XDG_CACHE_HOME=$C/cache XDG_RUNTIME_DIR=$C/run
-mkdir -p -m 700 "$C/run"
+[ -d "$C/run" ] || mkdir -m 700 "$C/run"
 unset XOM_OPTIONS LD_PRELOAD LD_AUDIT
 # The guest has no system store; the user's cache holds the host's plans.
 export XOM_OPTIONS=store=off
