@@ -78,12 +78,15 @@ case_() {
 	s=$(date +%s)
 	run_door plain "$cmd"
 	mv "$W/got" "$W/ref"
+	times="without xom $(( $(date +%s) - s )) s"
 	if [ ! -s "$W/ref" ]; then
 		t_fail "$name" "no output without xom: $(err "$W/got-err")"
 		return
 	fi
 	for d in preload audit; do
+		s=$(date +%s)
 		run_door $d "$cmd"
+		times="$times, $d $(( $(date +%s) - s )) s"
 		t=$name-$d
 		if ! cmp -s "$W/ref" "$W/got"; then
 			t_fail "$t" "output differs: $(diff "$W/ref" "$W/got" | head -c 300) $(err "$W/got-err")"
@@ -97,7 +100,7 @@ case_() {
 			t_pass "$t (main $(pages '[main]')$x code pages unreadable)"
 		fi
 	done
-	echo "# $name: $(( $(date +%s) - s )) s for three runs"
+	echo "# $name: $times"
 }
 
 # The cases.  Each command prints what it made, by hash where it is binary.
