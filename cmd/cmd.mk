@@ -7,7 +7,8 @@ ALL += $(B)/xom $(B)/xom.1
 
 # The command reads XOM_OPTIONS with the runtime's own parser, and the
 # plan stores with the plan format's own checks.
-CMD_OBJ := $(addprefix $(B)/cmd/,xom.o run.o prog.o check.o status.o scan.o) \
+CMD_OBJ := $(addprefix $(B)/cmd/,xom.o run.o prog.o check.o status.o \
+	status_system.o scan.o system.o) \
 	$(B)/loader/options.o
 # xom cache writes the stores with the tools' own store code; the scanning
 # is done by xom-plan, so xom links neither Capstone nor libelf.
