@@ -57,13 +57,14 @@ cmds() {
 	echo "git|rm -rf $W/repo && mkdir $W/repo && cp $W/data/a $W/data/words $W/repo/ && cd $W/repo && /usr/bin/git init -q -b main && /usr/bin/git add . && GIT_AUTHOR_DATE=@1000000000 GIT_COMMITTER_DATE=@1000000000 /usr/bin/git -c user.name=x -c user.email=x@example.org commit -q -m one && /usr/bin/git log --format='%H %T' && /usr/bin/git hash-object a"
 	echo "tar-xz|/usr/bin/tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C $W -cf - data | /usr/bin/xz -T1 -6 | /usr/bin/xz -d | /usr/bin/tar -tvf -; /usr/bin/tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C $W -cf - data | /usr/bin/xz -T1 -6 | /usr/bin/sha256sum"
 }
-# run_cmds TAG: runs each command (from busybox sh) into $W/TAG.NAME
-# (stdout, then its exit status) and $W/TAG.NAME.err.
+# run_cmds TAG [NAME...]: runs each command (or those named; from busybox
+# sh) into $W/TAG.NAME (stdout, then its exit status) and $W/TAG.NAME.err.
 run_cmds() {
-	cmds >"$W/cmds"
+	tag=$1; shift
+	if [ $# = 0 ]; then cmds; else for c in "$@"; do cmds | grep "^$c|"; done; fi >"$W/cmds"
 	while IFS='|' read -r name cmd; do
-		sh -c "$cmd" >"$W/$1.$name" 2>"$W/$1.$name.err" </dev/null
-		echo "exit $?" >>"$W/$1.$name"
+		sh -c "$cmd" >"$W/$tag.$name" 2>"$W/$tag.$name.err" </dev/null
+		echo "exit $?" >>"$W/$tag.$name"
 	done <"$W/cmds"
 }
 # same_as_ref TAG NAME: TAG's output of NAME is the reference one, which
@@ -73,14 +74,15 @@ same_as_ref() {
 		[ "$(wc -l <"$W/ref.$2")" -gt 1 ] && cmp -s "$W/ref.$2" "$W/$1.$2"
 }
 # xo_pages SMAPS [PATH]: the execute-only code pages (--xp with a non-zero
-# protection key) in an smaps text, of PATH's mappings or of all.
+# protection key) in an smaps text, of PATH's mappings (a base name: of
+# the mappings of any file of that name) or of all.
 xo_pages() {
 	awk -v want="${2:-}" '
 		/^[0-9a-f]+-[0-9a-f]+ / {
-			split($1, r, "-"); perms = $2; name = $6
+			split($1, r, "-"); perms = $2; name = $6; base = name; sub(/.*\//, "", base)
 			pages = (("0x" r[2]) - ("0x" r[1])) / 4096; next }
 		/^ProtectionKey:/ {
-			if (perms == "--xp" && $2 != 0 && (want == "" || name == want)) n += pages }
+			if (perms == "--xp" && $2 != 0 && (want == "" || name == want || base == want)) n += pages }
 		END { print n + 0 }' "$1"
 }
 
@@ -159,7 +161,7 @@ boot)
 	# A command's own code is execute-only while it runs.
 	/usr/bin/cat /proc/self/smaps >"$W/smaps" 2>"$W/err"
 	n=$(xo_pages "$W/smaps" /usr/bin/cat)
-	t_check system-command-protected '[ "$n" -gt 0 ] && [ $(xo_pages $W/smaps /usr/lib/x86_64-linux-gnu/libc.so.6) -gt 0 ]' "cat: $n execute-only pages: $(err)"
+	t_check system-command-protected '[ "$n" -gt 0 ] && [ $(xo_pages $W/smaps libc.so.6) -gt 0 ]' "cat: $n execute-only pages: $(err)"
 	# The invalid rule: one line naming it, and the program runs unprotected.
 	echo hi | "$W/bin/badcat" >"$W/out" 2>"$W/err"
 	rc=$?
@@ -192,14 +194,18 @@ boot)
 		comm=$(cat "$d/comm" 2>/dev/null)
 		dyn=$((dyn + 1))
 		mapped=0; grep -q " $P\$" "$W/census" && mapped=1
+		# Protected: the program's own code and libc's are execute-only
+		# (xom.conf's off: nothing is).
 		n=$(xo_pages "$W/census")
+		nm=$(xo_pages "$W/census" "$(readlink "$d/exe")")
+		nl=$(xo_pages "$W/census" libc.so.6)
 		want=1; grep -q "^$pid offcat\$" "$W/pids" && want=0
 		ok=0
-		if [ $want = 1 ]; then [ "$n" -gt 0 ] && ok=$mapped; else [ "$n" = 0 ] && ok=$mapped; fi
+		if [ $want = 1 ]; then [ "$nm" -gt 0 ] && [ "$nl" -gt 0 ] && ok=$mapped; else [ "$n" = 0 ] && ok=$mapped; fi
 		if [ $ok = 1 ]; then
-			prot=$((prot + 1)); seen="$seen $comm"
+			prot=$((prot + 1)); seen="$seen $comm($nm+$nl)"
 		else
-			bad="$bad $pid($comm: libxom mapped $mapped, $n execute-only pages)"
+			bad="$bad $pid($comm: libxom mapped $mapped, execute-only pages: $nm of the program, $nl of libc, $n in all)"
 		fi
 		grep -q "\"pid\": $pid, .*\"protected_by\": \"preload\"" "$W/json" || bad="$bad $pid($comm: not preload in xom status --system)"
 	done
@@ -242,7 +248,8 @@ recover)
 		junk) lib=$W/junk/libxom.so ;;
 		esac
 		echo "$lib" >$PL
-		run_cmds $kind
+		# A few of the programs: a shell script, coreutils, python3.
+		run_cmds $kind dash-script coreutils python3
 		bad=""
 		while IFS='|' read -r name cmd; do
 			same_as_ref $kind "$name" || bad="$bad $name"
