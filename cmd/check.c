@@ -22,16 +22,21 @@
 #include "cmd.h"
 
 const char check_usage[] =
-	"usage: xom check\n"
+	"usage: xom check [--conf FILE]\n"
 	"\n"
 	"Says, one line each, whether execute-only code can be enforced here:\n"
 	"the CPU's PKU and OSPKE flags, pkey_alloc, the glibc version, the free\n"
 	"protection keys, the runtime libraries, XOM_OPTIONS (checked by the\n"
 	"runtime's own parser) and the plan stores as the runtime will use them\n"
 	"(the system store, the user's cache, and where plans go when the cache\n"
-	"cannot be written); then the value in force of\n"
+	"cannot be written), /etc/xom.conf (its owner and mode as the runtime\n"
+	"requires them, then each rule, read by the runtime's own parser as if\n"
+	"it matched); then the value in force of\n"
 	"every XOM_OPTIONS key, and whether it is the default.  The last line\n"
 	"is the verdict.\n"
+	"\n"
+	"  --conf FILE  check FILE as the runtime would check /etc/xom.conf (a\n"
+	"               new version, before it is moved into place)\n"
 	"Exit status: 0 enforcement works here, 1 it does not, 64 usage.\n";
 
 /* What failed first, for the verdict; NULL while all is well. */
@@ -221,6 +226,85 @@ static void check_stores(const struct xom_opts *o)
 	}
 }
 
+/* ---- /etc/xom.conf ---------------------------------------------------------- */
+
+/* Root's and writable by root alone, as loader/settings.c requires. */
+static int root_only(const struct stat *st)
+{
+	return st->st_uid == 0 && !(st->st_mode & 022);
+}
+
+/* The file, as the runtime reads it (loader/settings.c), then every rule
+ * line by the runtime's parser (xom_conf_check_line), matched or not. */
+static void check_conf(const char *path)
+{
+	char dir[PATH_MAX], line[8192], err[512];
+	struct stat st, ds;
+	unsigned rules = 0, lineno = 0;
+
+	snprintf(dir, sizeof dir, "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash[1] = 0;
+	else if (slash)
+		*slash = 0;
+	else
+		snprintf(dir, sizeof dir, ".");
+	if (lstat(path, &st) != 0) {
+		if (errno == ENOENT)
+			check_line(1, "xom.conf", NULL, "%s: none (every program has the defaults)", path);
+		else
+			check_line(0, "xom.conf", "xom.conf cannot be read", "%s: %s", path,
+			           strerror(errno));
+		return;
+	}
+	if (!S_ISREG(st.st_mode) || stat(dir, &ds) != 0 || !root_only(&st)
+	    || !root_only(&ds)) {
+		check_line(0, "xom.conf", "xom.conf is ignored",
+		           "%s: ignored by the runtime, which says so in every process: it or %s is not root's, or others may write it (owner uid %u, mode %04o)",
+		           path, dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+		return;
+	}
+	if (st.st_size >= (1 << 20)) {
+		check_line(0, "xom.conf", "xom.conf is ignored",
+		           "%s: ignored by the runtime: larger than 1 MB", path);
+		return;
+	}
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		check_line(0, "xom.conf", "xom.conf cannot be read", "%s: %s", path,
+		           strerror(errno));
+		return;
+	}
+	check_line(1, "xom.conf", NULL, "%s: root's, mode %04o", path,
+	           (unsigned)(st.st_mode & 07777));
+	while (fgets(line, sizeof line, f)) {
+		struct xom_opts o;
+		const char *pat;
+		char what[32], shown[sizeof line];
+		int require;
+		lineno++;
+		line[strcspn(line, "\n")] = 0;
+		snprintf(shown, sizeof shown, "%s", line + strspn(line, " \t"));
+		int r = xom_conf_check_line(line, &pat, &o, &require, err, sizeof err);
+		if (r == 0)
+			continue;
+		rules++;
+		snprintf(what, sizeof what, "  line %u", lineno);
+		if (r < 0)
+			check_line(0, what, "a rule of xom.conf is invalid",
+			           "%s: %s; the programs it matches run %s", shown, err,
+			           require ? "not at all (require=1)" : "unprotected");
+		else if (*pat != '/' && !strchr("*?[", *pat))
+			check_line(-1, what, NULL, "%s: never matches: programs are named by their absolute path",
+			           shown);
+		else
+			check_line(1, what, NULL, "%s", shown);
+	}
+	fclose(f);
+	check_line(1, "xom.conf", NULL, "%u rule%s read", rules, rules == 1 ? "" : "s");
+}
+
 /* ---- the XOM_OPTIONS values in force ------------------------------------ */
 
 /* The values of an ENUM key are '|'-separated; index picks one. */
@@ -322,17 +406,24 @@ static int check_options(struct xom_opts *o, char *buf, size_t len)
 
 int cmd_check(int argc, char **argv)
 {
+	enum { OPT_CONF = 256 };
 	static const struct option longopts[] = {
+		{ "conf", required_argument, NULL, OPT_CONF },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *conf = "/etc/xom.conf";
 	char buf[4096];
 	struct xom_opts o;
 	int c;
 
 	opterr = 0;
-	if ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1)
-		return c == 'h' ? show_help() : option_error(c, argv, longopts);
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		if (c == OPT_CONF)
+			conf = optarg;
+		else
+			return c == 'h' ? show_help() : option_error(c, argv, longopts);
+	}
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 
@@ -340,6 +431,7 @@ int cmd_check(int argc, char **argv)
 	check_files();
 	int valid = check_options(&o, buf, sizeof buf);
 	check_stores(&o);
+	check_conf(conf);
 	if (valid)
 		show_options(&o, getenv("XOM_OPTIONS"));
 	if (!failure)

@@ -3,11 +3,12 @@
 # and `make uninstall`, and its tests (check-cmd).  The demo has its own
 # fragment, demo/demo.mk.
 
-ALL += $(B)/xom $(B)/xom.1
+ALL += $(B)/xom $(B)/xom.1 $(B)/xom.conf.5
 
 # The command reads XOM_OPTIONS with the runtime's own parser, and the
 # plan stores with the plan format's own checks.
-CMD_OBJ := $(addprefix $(B)/cmd/,xom.o run.o prog.o check.o status.o scan.o) \
+CMD_OBJ := $(addprefix $(B)/cmd/,xom.o run.o prog.o check.o status.o \
+	status_system.o scan.o system.o) \
 	$(B)/loader/options.o
 # xom cache writes the stores with the tools' own store code; the scanning
 # is done by xom-plan, so xom links neither Capstone nor libelf.
@@ -24,6 +25,10 @@ $(B)/cmd/manpage: $(B)/cmd/manpage.o $(B)/loader/options.o
 $(B)/xom.1: cmd/xom.1.in $(B)/cmd/manpage
 	$(B)/cmd/manpage cmd/xom.1.in >$@
 
+# xom.conf(5), the per-program policy, lists the same keys.
+$(B)/xom.conf.5: cmd/xom.conf.5.in $(B)/cmd/manpage
+	$(B)/cmd/manpage cmd/xom.conf.5.in >$@
+
 # ---- install ------------------------------------------------------------
 # xom finds its libraries in ../lib/xom relative to itself, and the runtime
 # finds xom-plan (and xom-plan finds libxom-scan.so) beside libxom.so.
@@ -33,7 +38,12 @@ RUNTIME_FILES := $(B)/libxom.so $(B)/libxom-audit.so $(B)/xom-plan \
 	$(B)/libxom-scan.so
 INSTALLED_BIN := $(DESTDIR)$(PREFIX)/bin/xom $(DESTDIR)$(PREFIX)/bin/xom-scan
 INSTALLED_LIB := $(addprefix $(DESTDIR)$(PREFIX)/lib/xom/,$(notdir $(RUNTIME_FILES)))
-INSTALLED_MAN := $(DESTDIR)$(PREFIX)/share/man/man1/xom.1
+INSTALLED_MAN := $(DESTDIR)$(PREFIX)/share/man/man1/xom.1 \
+	$(DESTDIR)$(PREFIX)/share/man/man5/xom.conf.5
+# The per-program policy's defaults (etc/xom.conf), installed only where
+# there is none yet, since it is the administrator's file; XOM_CONF= leaves
+# it out.  uninstall leaves it too, unless it is still the one shipped.
+XOM_CONF ?= /etc/xom.conf
 # The apt hook that keeps the system plan store current (cmd/apt-hook.sh.in,
 # cmd/90xom.in), with the installed paths filled in.  It goes where apt
 # reads its configuration when that folder exists and can be written;
@@ -43,12 +53,27 @@ APT_HOOK := $(PREFIX)/lib/xom/xom-apt-hook
 APT_CONF := $(DESTDIR)$(APT_CONF_D)/90xom
 
 .PHONY: install uninstall
-install: $(B)/xom $(B)/xom-scan $(RUNTIME_FILES) $(B)/xom.1 cmd/apt-hook.sh.in cmd/90xom.in
+install: $(B)/xom $(B)/xom-scan $(RUNTIME_FILES) $(B)/xom.1 $(B)/xom.conf.5 \
+		cmd/apt-hook.sh.in cmd/90xom.in etc/xom.conf
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/xom \
-		$(DESTDIR)$(PREFIX)/share/man/man1
+		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
 	install -m 755 $(B)/xom $(B)/xom-scan $(DESTDIR)$(PREFIX)/bin/
-	install -m 755 $(RUNTIME_FILES) $(DESTDIR)$(PREFIX)/lib/xom/
-	install -m 644 $(B)/xom.1 $(INSTALLED_MAN)
+	@# Each runtime file appears whole, by rename: under /etc/ld.so.preload
+	@# every program that starts maps libxom.so, and one cut short makes
+	@# the dynamic linker die by SIGBUS.  Running programs keep the old one.
+	for f in $(RUNTIME_FILES); do \
+		d=$(DESTDIR)$(PREFIX)/lib/xom/$$(basename $$f); \
+		install -m 755 $$f $$d.new && mv -f $$d.new $$d || exit 1; \
+	done
+	install -m 644 $(B)/xom.1 $(DESTDIR)$(PREFIX)/share/man/man1/xom.1
+	install -m 644 $(B)/xom.conf.5 $(DESTDIR)$(PREFIX)/share/man/man5/xom.conf.5
+	@if [ -z "$(XOM_CONF)" ]; then :; \
+	elif [ -e "$(DESTDIR)$(XOM_CONF)" ]; then \
+		echo "keeping $(DESTDIR)$(XOM_CONF) (the shipped defaults are in etc/xom.conf)"; \
+	else \
+		echo "install -D -m 644 etc/xom.conf $(DESTDIR)$(XOM_CONF)"; \
+		install -D -m 644 etc/xom.conf $(DESTDIR)$(XOM_CONF); \
+	fi
 	sed 's|@XOM@|$(PREFIX)/bin/xom|' cmd/apt-hook.sh.in >$(DESTDIR)$(APT_HOOK)
 	chmod 755 $(DESTDIR)$(APT_HOOK)
 	@if [ -n "$(APT_CONF_D)" ] && [ -d "$(DESTDIR)$(APT_CONF_D)" ] && \
@@ -64,6 +89,8 @@ install: $(B)/xom $(B)/xom-scan $(RUNTIME_FILES) $(B)/xom.1 cmd/apt-hook.sh.in c
 # plans in /var/cache/xom stay: xom cache prune --system, or rm -r.
 uninstall:
 	rm -f $(INSTALLED_BIN) $(INSTALLED_LIB) $(INSTALLED_MAN) $(DESTDIR)$(APT_HOOK)
+	@if [ -n "$(XOM_CONF)" ] && cmp -s etc/xom.conf "$(DESTDIR)$(XOM_CONF)"; then \
+		echo "rm -f $(DESTDIR)$(XOM_CONF)"; rm -f "$(DESTDIR)$(XOM_CONF)"; fi
 	@if [ -n "$(APT_CONF_D)" ] && grep -qs '^// xom:' $(APT_CONF); then \
 		echo "rm -f $(APT_CONF)"; rm -f $(APT_CONF); fi
 	rmdir $(DESTDIR)$(PREFIX)/lib/xom 2>/dev/null || true
@@ -133,7 +160,9 @@ $(B)/tests/cmd/status_count: tests/cmd/status_count.c cmd/status.c cmd/cmd.h \
 		$(B)/cmd/cache_store.o $(B)/loader/options.o $(PLAN_FORMAT_OBJ)
 
 .PHONY: check-cmd cmd-tests
-cmd-tests: $(B)/xom $(B)/xom.1 $(B)/xom-scan $(RUNTIME_FILES) $(CMD_TEST_PROGS) \
+# xomtest's seccomp filter stands in for a machine without usable keys in
+# the test of xom enable's refusal.
+cmd-tests: $(B)/xom $(B)/xom.1 $(B)/xom.conf.5 $(B)/xom-scan $(B)/tests/runtime/xomtest $(RUNTIME_FILES) $(CMD_TEST_PROGS) \
 	demo-progs
 
 CHECKS += check-cmd

@@ -21,9 +21,10 @@
 #include "../loader/plan/xom_plan.h"
 #include "cache.h"
 #include "cmd.h"
+#include "status.h"
 
 const char status_usage[] =
-	"usage: xom status PID | --self\n"
+	"usage: xom status PID | --self | --system [--json]\n"
 	"\n"
 	"Reads /proc/PID/smaps and prints, for each mapped file with code, how\n"
 	"many code pages are execute-only and how many are still readable, and\n"
@@ -34,13 +35,15 @@ const char status_usage[] =
 	"you can read: its readable executable bytes and the ret gadget\n"
 	"candidates in them (\"-\" when no store has its plan, \"?\" when the\n"
 	"process does not run it as the plan says).\n"
+	"\n"
+	"--system lists every process instead, one line each: what protects it\n"
+	"(preload: libxom.so is mapped, through LD_PRELOAD or /etc/ld.so.preload;\n"
+	"audit: libxom-audit.so is mapped; none), its code pages execute-only and\n"
+	"readable counted as above, and the share execute-only; then a total\n"
+	"line.  Kernel threads have no code of their own and are left out;\n"
+	"another user's processes need root.  --json prints one object per\n"
+	"process per line, then one with the totals.\n"
 	"Exit status: 0 shown, 1 no such process or it cannot be read, 64 usage.\n";
-
-struct obj_pages {
-	char name[PATH_MAX];
-	unsigned long xo, readable;
-	unsigned keys;          /* bit k: some code mapping has key k */
-};
 
 /* The plan stores this user can read, mapped, in the runtime's order. */
 struct stores {
@@ -97,11 +100,6 @@ static void surface(const struct stores *st, const struct obj_pages *o,
 	snprintf(gadgets, cap, "%llu", (unsigned long long)h->ret_gadgets);
 }
 
-struct objects {
-	struct obj_pages *v;
-	size_t n;
-};
-
 /* One executable mapping, as far as its smaps entry has been read. */
 struct mapping {
 	unsigned long pages;
@@ -141,13 +139,9 @@ static int count_mapping(struct objects *objs, const struct mapping *m)
 	return 0;
 }
 
-/*
- * Reads smaps into objs.  A mapping's key comes after its header line, so
- * each mapping is counted when the next header or the end arrives.
- * Returns 0 with *saw_keys set when the kernel shows protection keys, or
- * -1 when out of memory.
- */
-static int read_smaps(FILE *f, struct objects *objs, int *saw_keys)
+/* A mapping's key comes after its header line, so each mapping is counted
+ * when the next header or the end arrives. */
+int read_smaps(FILE *f, struct objects *objs, int *saw_keys)
 {
 	static char line[PATH_MAX + 256], name[PATH_MAX];
 	struct mapping m = { .name = name };
@@ -253,30 +247,45 @@ static FILE *open_smaps(const char *who)
 	return NULL;
 }
 
-/* Returns -1 with *who set, or the exit status (help, usage). */
-static int parse_status(int argc, char **argv, const char **who)
+/* Returns -1 with *who set (NULL: --system, with *json), or the exit
+ * status (help, usage). */
+static int parse_status(int argc, char **argv, const char **who, int *json)
 {
-	enum { OPT_SELF = 256 };
+	enum { OPT_SELF = 256, OPT_SYSTEM, OPT_JSON };
 	static const struct option longopts[] = {
 		{ "self", no_argument, NULL, OPT_SELF },
+		{ "system", no_argument, NULL, OPT_SYSTEM },
+		{ "json", no_argument, NULL, OPT_JSON },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, self = 0;
+	int c, self = 0, system = 0;
 
 	opterr = 0;
+	*json = 0;
 	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		if (c == 'h')
 			return show_help();
-		if (c != OPT_SELF)
+		if (c == OPT_SELF)
+			self = 1;
+		else if (c == OPT_SYSTEM)
+			system = 1;
+		else if (c == OPT_JSON)
+			*json = 1;
+		else
 			return option_error(c, argv, longopts);
-		self = 1;
 	}
-	int named = argc - optind + self;
+	int named = argc - optind + self + system;
 	if (named == 0)
-		return usage_error("which process? (PID or --self)");
+		return usage_error("which process? (PID, --self or --system)");
 	if (named > 1)
-		return usage_error("one process at a time");
+		return usage_error("one process at a time, or --system alone");
+	if (*json && !system)
+		return usage_error("--json goes with --system");
+	if (system) {
+		*who = NULL;
+		return -1;
+	}
 	if (self) {
 		*who = "self";
 		return -1;
@@ -292,10 +301,12 @@ int cmd_status(int argc, char **argv)
 {
 	struct objects objs = { 0 };
 	const char *who = NULL;
-	int r, saw_keys;
+	int r, saw_keys, json;
 
-	if ((r = parse_status(argc, argv, &who)) >= 0)
+	if ((r = parse_status(argc, argv, &who, &json)) >= 0)
 		return r;
+	if (!who)
+		return status_system(json);
 	FILE *f = open_smaps(who);
 	if (!f)
 		return XOM_EXIT_FAILED;

@@ -28,6 +28,10 @@ static const struct xom_command commands[] = {
 	  cmd_status },
 	{ "cache", "build, show or prune the plans of programs", cache_usage,
 	  cmd_cache },
+	{ "enable", "load xom into every program (/etc/ld.so.preload)",
+	  enable_usage, cmd_enable },
+	{ "disable", "stop loading xom into every program", disable_usage,
+	  cmd_disable },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

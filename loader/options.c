@@ -310,38 +310,82 @@ static char *next_line(char **at, char *end)
 	return line;
 }
 
+/*
+ * Splits one line of the file in place: *pat the pattern, *rest its
+ * options (or "off").  Returns 0 for a blank or comment line,
+ * 1 for a rule, -1 for a rule with something after its options other than
+ * a '#' comment (with err set): options are one ':'-separated list, as in
+ * XOM_OPTIONS, and a second word would otherwise be dropped unseen.
+ */
+static int conf_split(char *line, char **pat, char **rest, char *err,
+                      size_t errcap)
+{
+	line += strspn(line, " \t");
+	if (!*line || *line == '#')
+		return 0;
+	*pat = line;
+	char *r = line + strcspn(line, " \t");
+	if (*r)
+		*r++ = 0;
+	r += strspn(r, " \t");
+	char *tail = r + strcspn(r, " \t#");
+	char *more = tail + strspn(tail, " \t");
+	*tail = 0;
+	*rest = r;
+	if (*more && *more != '#')
+		return fail(err, errcap, "unexpected '", more,
+		            "' after the options (one ':'-separated list per line)");
+	if (!*r)
+		return fail(err, errcap, "expected options or off after '", *pat, "'");
+	return 1;
+}
+
 int xom_conf_apply(char *conf, size_t len, const char *prog,
                    struct xom_opts *o, int *require, unsigned *lineno,
                    char *err, size_t errcap)
 {
-	char *at = conf, *end = conf + len, *line;
+	char *at = conf, *end = conf + len, *line, *pat, *rest;
 
 	*lineno = 0;
 	*require = 0;
 	while ((line = next_line(&at, end))) {
 		++*lineno;
+		/* A line is read past its pattern only when the pattern
+		 * matches: its errors are that program's alone. */
 		line += strspn(line, " \t");
-		if (!*line || *line == '#')
+		size_t plen = strcspn(line, " \t");
+		char save = line[plen];
+		line[plen] = 0;
+		int match = *line && *line != '#' && prog && fnmatch(line, prog, 0) == 0;
+		line[plen] = save;
+		if (!match)
 			continue;
-		char *pat = line;
-		char *rest = pat + strcspn(pat, " \t");
-		if (*rest)
-			*rest++ = 0;
-		rest += strspn(rest, " \t");
-		rest[strcspn(rest, " \t#")] = 0;
-		if (!prog || fnmatch(pat, prog, 0) != 0)
-			continue;
-		if (!*rest)
-			return fail(err, errcap, "expected options or off after '", pat, "'");
+		if (conf_split(line, &pat, &rest, err, errcap) != 1)
+			return -1;
 		int req = 0;
-		char off[] = "mode=off";
-		if (!strcmp(rest, "off"))
-			rest = off;     /* apply_items copies nothing out of it */
-		if (apply_items(rest, o, &req, err, errcap) != 0)
+		char off[] = "mode=off";    /* apply_items copies nothing out */
+		if (apply_items(strcmp(rest, "off") ? rest : off, o, &req, err,
+		                errcap) != 0)
 			return -1;
 		*require |= req;
 	}
 	return 0;
+}
+
+int xom_conf_check_line(char *line, const char **pat, struct xom_opts *o,
+                        int *require, char *err, size_t errcap)
+{
+	char *p = NULL, *rest;
+	int r = conf_split(line, &p, &rest, err, errcap);
+
+	*pat = p;
+	*require = 0;
+	if (r <= 0)
+		return r;
+	char off[] = "mode=off";
+	xom_options_defaults(o);
+	return apply_items(strcmp(rest, "off") ? rest : off, o, require, err,
+	                   errcap) == 0 ? 1 : -1;
 }
 
 static int join(char *buf, size_t cap, const char *a, const char *b)

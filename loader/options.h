@@ -105,6 +105,15 @@ int xom_conf_apply(char *conf, size_t len, const char *prog,
                    char *err, size_t errcap);
 
 /*
+ * One line of /etc/xom.conf (modified in place), read as xom_conf_apply
+ * reads a matching one, for xom check: 0 blank or a comment; 1 a rule,
+ * with *pat its pattern and o the defaults with its options applied; -1
+ * invalid, with err set (and *pat when the line has one).
+ */
+int xom_conf_check_line(char *line, const char **pat, struct xom_opts *o,
+                        int *require, char *err, size_t errcap);
+
+/*
  * Copies onto o every key that env (options parsed from the defaults) was
  * given.  For a secure-execution program (secure), whose environment
  * belongs to an untrusted caller, only what asks for more (require=1,

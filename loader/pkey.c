@@ -40,10 +40,13 @@ static const char *alloc_failure(int err)
 		return "this CPU has no memory protection keys (PKU)";
 	if (!(bits & 2))
 		return "the kernel has not enabled memory protection keys (no OSPKE)";
+	/* With OSPKE set the kernel has pkey_alloc (Linux 4.9 and later), so
+	 * EPERM and ENOSYS come from a seccomp filter: a container runtime's
+	 * profile, or a service manager's. */
 	switch (err) {
 	case ENOSPC: return "all protection keys are already in use";
-	case ENOSYS: return "the kernel has no pkey_alloc";
-	case EPERM: return "pkey_alloc is refused (a seccomp filter, as in some container runtimes?)";
+	case ENOSYS: return "the CPU and kernel have protection keys, but pkey_alloc fails with ENOSYS: a seccomp filter (a container runtime's profile?) refuses it";
+	case EPERM: return "the CPU and kernel have protection keys, but pkey_alloc fails with EPERM: a seccomp filter (a container runtime's profile?) refuses it";
 	case EINVAL: return "this kernel does not support protection keys";
 	default: return "pkey_alloc failed";
 	}

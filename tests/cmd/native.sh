@@ -97,10 +97,10 @@ pku=0
 test_help() {
 	run_rc help 0 "$xom" --help || return
 	local c
-	for c in run scan check status cache; do
+	for c in run scan check status cache enable disable; do
 		grep -q "^  $c " "$tmp/out" || { t_fail help "no '$c' line in xom --help"; return; }
 	done
-	for c in run scan check status cache; do
+	for c in run scan check status cache enable disable; do
 		run_rc help 0 "$xom" "$c" --help || return
 		has "$tmp/out" "usage: xom $c" || { t_fail help "xom $c --help has no usage line"; return; }
 		"$xom" help "$c" | cmp -s - "$tmp/out" || { t_fail help "xom help $c differs from xom $c --help"; return; }
@@ -112,7 +112,9 @@ test_usage() {
 	local args
 	for args in "" "frob" "--frob" "run" "run --frob x" "run --mode maybe true" \
 		"run --mode" "run --audit=1 true" "run -x true" "check extra" "check --frob" \
-		"status" "status abc" "status 1 2" "status --self 1" "scan" "help frob"; do
+		"status" "status abc" "status 1 2" "status --self 1" "status --json 1" \
+		"status --system 1" "enable" "enable --frob" "disable --system x" \
+		"disable --system --force" "check --conf" "scan" "help frob"; do
 		# shellcheck disable=SC2086
 		run_rc "usage[$args]" 64 "$xom" $args || return
 		has "$tmp/err" "xom" && has "$tmp/err" "usage:" ||
@@ -498,14 +500,24 @@ test_status_count() {
 
 test_install() {
 	local f inst=$tmp/inst
-	make --no-print-directory -s install B="$B" PREFIX="$inst" APT_CONF_D= >"$tmp/out" 2>&1 ||
+	make --no-print-directory -s install B="$B" PREFIX="$inst" APT_CONF_D= \
+		XOM_CONF="$inst/etc/xom.conf" >"$tmp/out" 2>&1 ||
 		{ t_fail install "$(tail -3 "$tmp/out")"; return; }
 	for f in bin/xom bin/xom-scan lib/xom/libxom.so lib/xom/libxom-audit.so \
-		lib/xom/xom-plan lib/xom/libxom-scan.so lib/xom/xom-apt-hook share/man/man1/xom.1; do
+		lib/xom/xom-plan lib/xom/libxom-scan.so lib/xom/xom-apt-hook share/man/man1/xom.1 \
+		share/man/man5/xom.conf.5 etc/xom.conf; do
 		[ -e "$inst/$f" ] || { t_fail install "$f not installed"; return; }
 	done
-	cmp -s "$inst/share/man/man1/xom.1" "$B/xom.1" ||
-		{ t_fail install "the installed man page is not the built one"; return; }
+	cmp -s "$inst/share/man/man1/xom.1" "$B/xom.1" &&
+		cmp -s "$inst/share/man/man5/xom.conf.5" "$B/xom.conf.5" ||
+		{ t_fail install "the installed man pages are not the built ones"; return; }
+	# The administrator's own xom.conf is never replaced.
+	echo "/usr/bin/mine off" >"$inst/etc/xom.conf"
+	make --no-print-directory -s install B="$B" PREFIX="$inst" APT_CONF_D= \
+		XOM_CONF="$inst/etc/xom.conf" >"$tmp/out" 2>&1 &&
+		[ "$(cat "$inst/etc/xom.conf")" = "/usr/bin/mine off" ] ||
+		{ t_fail install "a second install replaced xom.conf: $(cat "$inst/etc/xom.conf")"; return; }
+	rm "$inst/etc/xom.conf"
 	run_rc install 0 "$inst/bin/xom" run -- "$probe" env LD_PRELOAD || return
 	has "$tmp/out" "LD_PRELOAD=$inst/lib/xom/libxom.so" ||
 		{ t_fail install "installed xom uses $(cat "$tmp/out")"; return; }
@@ -515,9 +527,11 @@ test_install() {
 	t_pass install
 	# uninstall removes exactly that: a file of someone else's stays.
 	touch "$inst/bin/other"
-	make --no-print-directory -s uninstall B="$B" PREFIX="$inst" APT_CONF_D= >"$tmp/out" 2>&1 ||
+	make --no-print-directory -s uninstall B="$B" PREFIX="$inst" APT_CONF_D= \
+		XOM_CONF="$inst/etc/xom.conf" >"$tmp/out" 2>&1 ||
 		{ t_fail uninstall "$(tail -3 "$tmp/out")"; return; }
 	f=$(cd "$inst" && find . ! -type d | sort | tr '\n' ' ')
+	rmdir "$inst/etc" 2>/dev/null
 	[ "$f" = "./bin/other " ] && [ ! -e "$inst/lib/xom" ] && t_pass uninstall ||
 		t_fail uninstall "left behind: $f$( [ -e "$inst/lib/xom" ] && echo ' lib/xom/')"
 }
@@ -528,8 +542,18 @@ test_man() {
 	[ -s "$page" ] || { t_fail man "$page was not built"; return; }
 	sed 's/\\-/-/g; s/\\f[BIR]//g; s/\\e/\\/g' "$page" >"$tmp/man"
 	for c in "xom run" "xom scan" "xom check" "xom status" "xom cache build" \
-		"xom cache stats" "xom cache prune" /var/cache/xom XOM_OPTIONS; do
+		"xom cache stats" "xom cache prune" /var/cache/xom XOM_OPTIONS \
+		"xom enable --system" "xom disable --system" "xom status --system" \
+		"xom check [--conf FILE]" /etc/ld.so.preload "xom.conf (5)"; do
 		has "$tmp/man" "$c" || { t_fail man "$page does not mention $c"; return; }
+	done
+	sed 's/\\-/-/g; s/\\f[BIR]//g; s/\\e/\\/g' "$B/xom.conf.5" >"$tmp/man5"
+	for c in /etc/xom.conf "PATTERN OPTIONS" "xom check --conf" "exclude=libGLdispatch.so*" \
+		"require=1"; do
+		has "$tmp/man5" "$c" || { t_fail man "xom.conf.5 does not mention $c"; return; }
+	done
+	for kv in $(option_keys); do
+		has "$tmp/man5" "$kv" || { t_fail man "xom.conf.5 does not list $kv"; return; }
 	done
 	n=0
 	for kv in $(option_keys); do
@@ -540,7 +564,7 @@ test_man() {
 		{ t_fail man "read $n keys from loader/options.def"; return; }
 	! has "$page" "@XOM_OPTIONS_KEYS@" || { t_fail man "the key list was not filled in"; return; }
 	if command -v groff >/dev/null; then
-		w=$(groff -man -Tutf8 -ww -z "$page" 2>&1)
+		w=$(groff -man -Tutf8 -ww -z "$page" "$B/xom.conf.5" 2>&1)
 		[ -z "$w" ] || { t_fail man "groff: $w"; return; }
 	fi
 	t_pass man
@@ -594,6 +618,8 @@ trusted_path() {
 		p=$(dirname "$p")
 	done
 }
+
+. tests/cmd/native-system.sh
 
 test_cache_usage() {
 	local args
@@ -985,7 +1011,9 @@ for t in test_help test_usage test_run_options test_run_static test_run_setuid \
 	test_cache_progress test_cache_stale test_cache_prune_concurrent \
 	test_cache_system_root test_cache_system_walk test_cache_system_store \
 	test_cache_stores test_cache_hook \
+	test_enable test_enable_refuses test_status_system test_check_conf \
 	test_demo_unprotected test_demo_protected; do
 	$t
 done
+system_cleanup
 t_summary

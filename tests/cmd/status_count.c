@@ -20,6 +20,12 @@ int usage_error(const char *fmt, ...)
 	return XOM_EXIT_USAGE;
 }
 
+int status_system(int json)
+{
+	(void)json;
+	return XOM_EXIT_OK;
+}
+
 int show_help(void)
 {
 	return XOM_EXIT_OK;

@@ -212,6 +212,10 @@ limits)
 	t_check mdwe-steps-aside '[ $rc = 0 ] && [ $(grep -c "pkey_mprotect is refused" $W/err) = 1 ]' "rc $rc: $(err)"
 	door preload "require=1" "$T" mdwe "$T" call
 	t_check mdwe-require-refuses '[ $rc = 126 ]' "rc $rc: $(err)"
+	# A container runtime's seccomp profile that refuses pkey_alloc: the
+	# one line names the filter, not the CPU.
+	door preload "" "$T" nopkey EPERM "$T" call
+	t_check seccomp-pkey-named '[ $rc = 0 ] && [ $(grep -c "pkey_alloc fails with EPERM: a seccomp filter" $W/err) = 1 ] && ! grep -q "no memory protection keys" $W/err' "rc $rc: $(err)"
 	;;
 seal)
 	# mseal: Linux 6.10 and later seal the execute-only pages of the

@@ -428,6 +428,29 @@ static int m_mdwe(int argc, char **argv)
 	CHECK(0, "exec %s", argv[1]);
 }
 
+/* nopkey EPERM|ENOSYS CMD...: runs CMD under a seccomp filter that fails
+ * pkey_alloc with that errno, as container runtimes' profiles do (an older
+ * Docker default answers EPERM, newer profiles ENOSYS for calls they do
+ * not know). */
+static int m_nopkey(int argc, char **argv)
+{
+	CHECK(argc > 2, "usage: nopkey EPERM|ENOSYS CMD...");
+	int e = !strcmp(argv[1], "EPERM") ? EPERM : !strcmp(argv[1], "ENOSYS") ? ENOSYS : 0;
+	CHECK(e, "nopkey: EPERM or ENOSYS, not %s", argv[1]);
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, NR),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pkey_alloc, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (unsigned)e),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+
+	CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "no_new_privs");
+	CHECK(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0, "seccomp");
+	execv(argv[2], argv + 2);
+	CHECK(0, "exec %s", argv[2]);
+}
+
 const struct mode harden_modes[] = {
 	{ "chdir-dlopen", "DIR LIB", "dlopen after chdir (relative preload path)", m_chdir_dlopen },
 	{ "fd2", "FILE LIB", "descriptor 2 reused for FILE, then dlopen", m_fd2 },
@@ -444,5 +467,6 @@ const struct mode harden_modes[] = {
 	{ "tamper", "INDEX", "make a store's plans disagree with the files", m_tamper },
 	{ "runas", "UID [VAR=VALUE...] CMD...", "run CMD as UID", m_runas },
 	{ "mdwe", "CMD...", "run CMD under a MemoryDenyWriteExecute filter", m_mdwe },
+	{ "nopkey", "EPERM|ENOSYS CMD...", "run CMD where seccomp refuses pkey_alloc", m_nopkey },
 	{ NULL, NULL, NULL, NULL },
 };

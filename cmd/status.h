@@ -1,0 +1,30 @@
+/*
+ * status.h - what xom status's two reports share (status.c reads one
+ * process's smaps; status_system.c walks every process).  Internal to cmd/.
+ */
+#ifndef XOM_CMD_STATUS_H
+#define XOM_CMD_STATUS_H
+
+#include <limits.h>
+#include <stdio.h>
+
+struct obj_pages {
+	char name[PATH_MAX];
+	unsigned long xo, readable;
+	unsigned keys;          /* bit k: some code mapping has key k */
+};
+
+struct objects {
+	struct obj_pages *v;
+	size_t n;
+};
+
+/* Reads an smaps file into objs (the code pages of each mapped object).
+ * Returns 0 with *saw_keys set when the kernel shows protection keys, or
+ * -1 when out of memory. */
+int read_smaps(FILE *f, struct objects *objs, int *saw_keys);
+
+/* xom status --system [--json]: every process. */
+int status_system(int json);
+
+#endif

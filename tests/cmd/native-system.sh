@@ -1,0 +1,172 @@
+# The system-wide commands' tests, sourced by tests/cmd/native.sh (bash):
+# xom enable/disable --system on a file of their own (--file; never this
+# machine's /etc/ld.so.preload), xom status --system and xom check's
+# reading of xom.conf.  Enforcement under /etc/ld.so.preload itself is
+# tested in the guest (tests/cmd/guest-system.sh).
+
+# An installation in a folder that every program could load a library
+# from (root's, nobody else can write it or anything above it); sets sysi.
+system_install() {
+	[ -n "${sysi:-}" ] && return 0
+	sysi=$(trusted_dir) || return 1
+	make --no-print-directory -s install B="$B" PREFIX="$sysi" APT_CONF_D= XOM_CONF= \
+		>"$tmp/install.out" 2>&1 || { cat "$tmp/install.out" >&2; return 1; }
+	chmod 755 "$sysi"
+}
+system_cleanup() { [ -n "${sysi:-}" ] && rm -rf "$sysi"; }
+
+test_enable() {
+	local f=$tmp/etc/ld.so.preload lib force="" rc
+	if [ "$(id -u)" != 0 ] || ! system_install; then
+		t_skip enable "needs root and a folder that only root can write to"
+		return
+	fi
+	lib=$sysi/lib/xom/libxom.so
+	mkdir -p "$tmp/etc"
+	# Where programs could not get a key (here: a seccomp filter refuses
+	# pkey_alloc), every program would print the runtime's notice: enable
+	# refuses, and --force overrides it.
+	rm -f "$f"
+	"$B/tests/runtime/xomtest" nopkey EPERM "$sysi/bin/xom" enable --system --file "$f" \
+		>"$tmp/out" 2>"$tmp/err"; rc=$?
+	[ $rc = 1 ] && has "$tmp/err" "not enabling (--force" && has "$tmp/err" "  | xom: " && [ ! -e "$f" ] ||
+		{ t_fail enable-refuses-notice "rc $rc: $(cat "$tmp/err")"; return; }
+	"$B/tests/runtime/xomtest" nopkey EPERM "$sysi/bin/xom" enable --system --force --file "$f" \
+		>"$tmp/out" 2>"$tmp/err"; rc=$?
+	[ $rc = 0 ] && [ "$(cat "$f")" = "$lib" ] ||
+		{ t_fail enable-refuses-notice "--force: rc $rc: $(cat "$tmp/err")"; return; }
+	rm -f "$f"
+	t_pass enable-refuses-notice
+	printf '/usr/lib/other.so  # a comment\n/usr/lib/more.so:/usr/lib/third.so\n' >"$f"
+	cp "$f" "$tmp/orig"
+	chmod 600 "$f"
+	"$sysi/bin/xom" enable --system --file "$f" >"$tmp/out" 2>"$tmp/err"; rc=$?
+	# Without protection keys the same.
+	if [ "$pku" = 0 ]; then
+		[ $rc = 1 ] && has "$tmp/err" "not enabling (--force" && cmp -s "$f" "$tmp/orig" ||
+			{ t_fail enable-refuses-nopku "rc $rc: $(cat "$tmp/err")"; return; }
+		force=--force
+		"$sysi/bin/xom" enable --system $force --file "$f" >"$tmp/out" 2>"$tmp/err"; rc=$?
+	fi
+	[ $rc = 0 ] && has "$tmp/err" "enabled: $f now lists $lib" &&
+		[ "$(cat "$f")" = "$(cat "$tmp/orig")
+$lib" ] && [ "$(stat -c %a "$f")" = 644 ] && [ "$(stat -c %u "$f")" = 0 ] &&
+		has "$tmp/err" "checked: /usr/bin/cat runs with $lib preloaded and maps it" ||
+		{ t_fail enable "rc $rc, file: $(cat "$f" | tr '\n' '|'), mode $(stat -c %a "$f"): $(cat "$tmp/err")"; return; }
+	cp "$f" "$tmp/enabled"
+	run_rc enable-again 0 "$sysi/bin/xom" enable --system $force --file "$f" || return
+	has "$tmp/err" "already enabled: $f lists $lib" && cmp -s "$f" "$tmp/enabled" ||
+		{ t_fail enable-again "$(cat "$tmp/err")"; return; }
+	run_rc disable 0 "$sysi/bin/xom" disable --system --file "$f" || return
+	cmp -s "$f" "$tmp/orig" && has "$tmp/err" "removed $lib from $f" ||
+		{ t_fail disable "left: $(cat "$f" | tr '\n' '|'): $(cat "$tmp/err")"; return; }
+	run_rc disable-again 0 "$sysi/bin/xom" disable --system --file "$f" || return
+	has "$tmp/err" "already disabled: $f lists no libxom.so" && cmp -s "$f" "$tmp/orig" ||
+		{ t_fail disable-again "$(cat "$tmp/err")"; return; }
+	# From no file to one line, and back to no file.
+	rm -f "$f"
+	run_rc enable-new 0 "$sysi/bin/xom" enable --system $force --file "$f" || return
+	[ "$(cat "$f")" = "$lib" ] || { t_fail enable-new "$(cat "$f")"; return; }
+	run_rc disable-last 0 "$sysi/bin/xom" disable --system --file "$f" || return
+	[ ! -e "$f" ] && has "$tmp/err" "disabled: removed $f" ||
+		{ t_fail disable-last "$(cat "$tmp/err")"; return; }
+	t_pass enable-disable
+}
+
+# What enable must refuse: not root, a library others could replace, a
+# library that does not load, a file of another name.
+test_enable_refuses() {
+	local f=$tmp/etc/ld.so.preload bad rc
+	if [ "$(id -u)" != 0 ] || ! system_install; then
+		t_skip enable-refuses "needs root and a folder that only root can write to"
+		return
+	fi
+	mkdir -p "$tmp/etc"
+	rm -f "$f"
+	run_rc enable-not-root 2 setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$sysi/bin/xom" enable --system --file "$f" || return
+	has "$tmp/err" "only root can change $f" && [ ! -e "$f" ] ||
+		{ t_fail enable-not-root "$(cat "$tmp/err")"; return; }
+	run_rc enable-file-name 64 "$sysi/bin/xom" enable --system --file "$tmp/etc/passwd" || return
+	run_rc enable-needs-system 64 "$sysi/bin/xom" enable || return
+	# A copy whose folder others may write to.
+	bad=$(mktemp -d "$sysi/bad.XXXXXX")
+	cp -a "$sysi/bin" "$sysi/lib" "$bad/"
+	chmod 775 "$bad/lib/xom"
+	run_rc enable-writable 1 "$bad/bin/xom" enable --system --force --file "$f" || return
+	has "$tmp/err" "not root's alone" && [ ! -e "$f" ] ||
+		{ t_fail enable-writable "$(cat "$tmp/err")"; return; }
+	# A library that is not one: the dynamic linker says so and skips it.
+	chmod 755 "$bad/lib/xom"
+	echo "not a library" >"$bad/lib/xom/libxom.so"
+	run_rc enable-broken 1 "$bad/bin/xom" enable --system --force --file "$f" || return
+	has "$tmp/err" "did not map it; not enabling" && has "$tmp/err" "cannot be preloaded" && [ ! -e "$f" ] ||
+		{ t_fail enable-broken "$(cat "$tmp/err")"; return; }
+	# One cut short past its headers: Debian 12's dynamic linker maps it
+	# and every program dies by SIGBUS.
+	head -c 4096 "$sysi/lib/xom/libxom.so" >"$bad/lib/xom/libxom.so"
+	run_rc enable-truncated 1 "$bad/bin/xom" enable --system --force --file "$f" || return
+	has "$tmp/err" "preloaded died by signal 7; not enabling" && [ ! -e "$f" ] ||
+		{ t_fail enable-truncated "$(cat "$tmp/err")"; return; }
+	rm -rf "$bad"
+	t_pass enable-refuses
+}
+
+# Every process, with what protects it: a probe under xom run says
+# preload, a plain sleep none.
+test_status_system() {
+	local pid plain
+	rm -f "$tmp/pid"
+	"$xom" run -- "$probe" sleep 30 >"$tmp/pid" 2>/dev/null &
+	local xpid=$!
+	pid=$(started "$tmp/pid") || { t_fail status-system "the probe never started"; kill "$xpid"; return; }
+	(trap - EXIT; exec sleep 30) &
+	plain=$!
+	local i=0
+	while [ "$(cat "/proc/$plain/comm" 2>/dev/null)" != sleep ] && [ $i -lt 200 ]; do
+		sleep 0.05; i=$((i + 1))
+	done
+	"$xom" status --system >"$tmp/out" 2>"$tmp/err"; local rc=$?
+	"$xom" status --system --json >"$tmp/json" 2>>"$tmp/err"
+	kill "$xpid" "$plain" 2>/dev/null; wait "$xpid" "$plain" 2>/dev/null
+	[ $rc = 0 ] && grep -Eq "^ *$pid  preload " "$tmp/out" && grep -Eq "^ *$plain  none " "$tmp/out" &&
+		grep -q '^total: [0-9]* processes: [1-9][0-9]* preload, ' "$tmp/out" &&
+		grep -q "^{\"pid\": $pid, .*\"protected_by\": \"preload\"" "$tmp/json" &&
+		grep -q "^{\"pid\": $plain, .*\"protected_by\": \"none\"" "$tmp/json" &&
+		tail -n 1 "$tmp/json" | grep -q '^{"total": {"processes": [1-9]' ||
+		{ t_fail status-system "rc $rc: $(grep -E "^ *($pid|$plain) |^total" "$tmp/out" | tr '\n' '|') $(cat "$tmp/err")"; return; }
+	if [ "$pku" = 1 ] && ! grep -Eq "^ *$pid  preload +[1-9][0-9]* " "$tmp/out"; then
+		t_fail status-system "no execute-only page in the probe: $(grep -E "^ *$pid " "$tmp/out")"
+		return
+	fi
+	t_pass status-system
+}
+
+# xom check reads xom.conf by the runtime's parser: each rule, matched or
+# not, and the file's owner and mode.
+test_check_conf() {
+	local c=$tmp/conf/xom.conf
+	mkdir -p -m 755 "$tmp/conf"
+	cp etc/xom.conf "$c"
+	"$xom" check --conf "$c" >"$tmp/out" 2>&1
+	grep -q "^xom.conf     ok    $c: root's, mode 0644" "$tmp/out" &&
+		grep -q '^  line [0-9]*  *ok    \* exclude=libGLdispatch.so\*$' "$tmp/out" &&
+		! grep -q '^  line.*FAIL' "$tmp/out" ||
+		{ t_fail check-conf-shipped "$(grep -i conf "$tmp/out" | tr '\n' '|')"; return; }
+	printf '/usr/bin/a off\n/usr/bin/b mode=bogus\n/usr/bin/c mode=audit verbose=1\n/usr/bin/d\nrel verbose=1\n' >"$c"
+	"$xom" check --conf "$c" >"$tmp/out" 2>&1
+	grep -q "^  line 1  *ok    /usr/bin/a off" "$tmp/out" &&
+		grep -q "^  line 2  *FAIL  /usr/bin/b mode=bogus: mode must be enforce, audit or off, got 'bogus'" "$tmp/out" &&
+		grep -q "^  line 3  *FAIL  .*unexpected 'verbose=1' after the options" "$tmp/out" &&
+		grep -q "^  line 4  *FAIL  /usr/bin/d: expected options or off" "$tmp/out" &&
+		grep -q "^  line 5  *note  rel verbose=1: never matches" "$tmp/out" &&
+		grep -q "^verdict      FAIL  .*a rule of xom.conf is invalid" "$tmp/out" ||
+		{ t_fail check-conf-rules "$(grep -i 'conf\|line\|verdict' "$tmp/out" | tr '\n' '|')"; return; }
+	if [ "$(id -u)" = 0 ]; then
+		chmod 666 "$c"
+		"$xom" check --conf "$c" >"$tmp/out" 2>&1
+		grep -q "^xom.conf     FAIL  $c: ignored by the runtime" "$tmp/out" ||
+			{ t_fail check-conf-mode "$(grep -i conf "$tmp/out" | tr '\n' '|')"; return; }
+	fi
+	t_pass check-conf
+}
