@@ -28,6 +28,10 @@ static const struct xom_command commands[] = {
 	  cmd_status },
 	{ "cache", "build, show or prune the plans of programs", cache_usage,
 	  cmd_cache },
+	{ "learn", "run PROG and learn which code pages it reads", learn_usage,
+	  cmd_learn },
+	{ "profile", "show or merge profiles of pages kept readable",
+	  profile_usage, cmd_profile },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -19,7 +19,7 @@ pkgs_for() {
 	# copies into the guest: coreutils' ls and sha256sum and libc-bin's
 	# iconv and gconv modules are in every Debian system; these are not,
 	# nor are the codec programs and libraries of tests/scan/vm-codecs.sh.
-	vm)    echo "qemu-system-x86 cpio xz-utils zstd openssl python3 python3.11 libpython3.11-stdlib perl aom-tools dav1d vpx-tools libx264-164 libswscale6 libswresample4" ;;
+	vm)    echo "qemu-system-x86 cpio xz-utils zstd gcc binutils libc6-dev openssl python3 python3.11 libpython3.11-stdlib perl aom-tools dav1d vpx-tools libx264-164 libswscale6 libswresample4" ;;
 	# objdump (binutils) is the scan-speed baseline, gnuplot draws the
 	# coverage plot.
 	bench) echo "python3 gnuplot-nox binutils time" ;;
