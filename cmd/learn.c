@@ -90,9 +90,10 @@ static int parse_learn(int argc, char **argv, struct learn_opts *lo)
 }
 
 /* The command line, quoted as a shell would need, for the profile's head. */
-static void put_command(char *out, size_t len, char **argv)
+static void put_command(char *out, size_t len, int audit, char **argv)
 {
-	size_t n = (size_t)snprintf(out, len, "# learned by: xom learn --");
+	size_t n = (size_t)snprintf(out, len, "# learned by: xom learn%s --",
+	                            audit ? " --door audit" : "");
 
 	for (int i = 0; argv[i] && n < len; i++) {
 		int plain = argv[i][0] && strspn(argv[i], "abcdefghijklmnopqrstuvwxyz"
@@ -201,7 +202,7 @@ int cmd_learn(int argc, char **argv)
 		return XOM_EXIT_ENV;
 	}
 	profile_tidy(&got);
-	put_command(head, sizeof head, prog);
+	put_command(head, sizeof head, lo.audit, prog);
 	char full[sizeof head + 64];
 	snprintf(full, sizeof full, "# xom profile: the code pages these programs read\n%s",
 	         head);

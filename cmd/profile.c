@@ -390,8 +390,41 @@ int profile_file_name(const char *prog_key, char *out, size_t len)
 
 /* Adds the items of got for program key prog ("" for all) to the file at
  * path; what was new goes into added.  0, or -1 after one line. */
+/* The comment lines at the top of the file at path, with those of head
+ * that are not among them yet added: a profile learned in several runs
+ * keeps every command that went into it.  malloc'd, or NULL. */
+static char *merged_head(const char *path, const char *head)
+{
+	FILE *f = fopen(path, "r"), *m;
+	char *out = NULL, *line = NULL;
+	size_t len = 0, cap = 0;
+
+	if (!f)
+		return strdup(head ? head : "");
+	if (!(m = open_memstream(&out, &len))) {
+		fclose(f);
+		return NULL;
+	}
+	while (getline(&line, &cap, f) >= 0 && line[0] == '#')
+		fputs(line, m);
+	fclose(f);
+	fflush(m);
+	for (const char *h = head ? head : ""; *h;) {
+		size_t n = strcspn(h, "\n") + (h[strcspn(h, "\n")] == '\n');
+		char *one = dup_n(h, n);
+		if (one && (!out || !strstr(out, one)))
+			fputs(one, m);
+		fflush(m);
+		free(one);
+		h += n;
+	}
+	free(line);
+	fclose(m);
+	return out;
+}
+
 int profile_add_to_file(const char *path, const struct profile *got, const char *prog,
-                  const char *head, struct profile *added)
+                        const char *head, struct profile *added)
 {
 	struct profile pr = { 0 };
 	int rc = 0;
@@ -412,10 +445,12 @@ int profile_add_to_file(const char *path, const struct profile *got, const char 
 			                 q->path, q->why);
 	}
 	profile_tidy(&pr);
-	if (rc == 0)
-		rc = profile_save(path, &pr, head);
+	char *h = rc == 0 ? merged_head(path, head) : NULL;
+	if (h)
+		rc = profile_save(path, &pr, h);
 	else
-		say("out of memory");
+		say("out of memory"), rc = -1;
+	free(h);
 	profile_free(&pr);
 	return rc;
 }
