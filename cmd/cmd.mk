@@ -177,4 +177,4 @@ $(GCC_PLANS): $(B)/xom $(B)/xom-plan $(B)/libxom-scan.so $(B)/tests/runtime/libx
 # The guest suite (tests/vm/guest.list) runs tests/cmd/guest.sh,
 # guest-cache.sh and guest-learn.sh, which need the probe, the cache test's
 # libraries and gcc's plans (and the demo programs, see demo/demo.mk).
-check-vm vm-progs: $(CMD_TEST_PROGS) $(GCC_PLANS)
+check-vm vm-progs: $(CMD_TEST_PROGS) $(GCC_PLANS) $(BUILT_PROFILES)

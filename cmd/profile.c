@@ -710,7 +710,7 @@ static int cmd_show(int argc, char **argv)
 		return usage_error("show takes one PROFILE or PROG at most");
 	if (argc == 2) {
 		const char *arg = argv[1];
-		if (strchr(arg, '/') && stat(arg, &st) == 0 && S_ISREG(st.st_mode)) {
+		if (stat(arg, &st) == 0 && S_ISREG(st.st_mode)) {
 			/* A profile, or a program: a program is an ELF file. */
 			char magic[4] = { 0 };
 			FILE *f = fopen(arg, "r");
@@ -721,7 +721,10 @@ static int cmd_show(int argc, char **argv)
 			}
 			if (memcmp(magic, "\177ELF", 4))
 				return show_file(arg);
-			snprintf(path, sizeof path, "%s", arg);
+			if (!strchr(arg, '/') && (r = prog_search(arg, path, sizeof path)) == 0)
+				;       /* a program of PATH: as a shell would take it */
+			else
+				snprintf(path, sizeof path, "%s", arg);
 		} else if (strchr(arg, '/')) {
 			say("%s: %s", arg, strerror(errno));
 			return XOM_EXIT_FAILED;

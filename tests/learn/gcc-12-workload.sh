@@ -28,4 +28,4 @@ done
 echo "-- profile"
 cat "$out"
 echo "-- end"
-"$xom" profile show "$out"
+"$xom" profile show "./$out"
