@@ -161,6 +161,13 @@ QUICK += check-cmd
 check-cmd: cmd-tests
 	@B=$(B) tests/cmd/native.sh
 
+# xom learn and xom profile, and the runtime's profiles, without keys.
+.PHONY: check-learn
+CHECKS += check-learn
+QUICK += check-learn
+check-learn: cmd-tests
+	@B=$(B) tests/cmd/native-learn.sh
+
 # The plans of Debian 12's gcc 12 (the driver, cc1, the assembler, collect2,
 # ld and its LTO plugin, with their libraries) for the guest's gcc tests
 # (tests/cmd/guest-learn.sh), made here: they are keyed by build-id, so

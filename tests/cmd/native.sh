@@ -97,10 +97,10 @@ pku=0
 test_help() {
 	run_rc help 0 "$xom" --help || return
 	local c
-	for c in run scan check status cache; do
+	for c in run scan check status cache learn profile; do
 		grep -q "^  $c " "$tmp/out" || { t_fail help "no '$c' line in xom --help"; return; }
 	done
-	for c in run scan check status cache; do
+	for c in run scan check status cache learn profile; do
 		run_rc help 0 "$xom" "$c" --help || return
 		has "$tmp/out" "usage: xom $c" || { t_fail help "xom $c --help has no usage line"; return; }
 		"$xom" help "$c" | cmp -s - "$tmp/out" || { t_fail help "xom help $c differs from xom $c --help"; return; }
@@ -490,10 +490,12 @@ test_status_count() {
 
 test_install() {
 	local f inst=$tmp/inst
-	make --no-print-directory -s install B="$B" PREFIX="$inst" APT_CONF_D= >"$tmp/out" 2>&1 ||
+	make --no-print-directory -s install B="$B" PREFIX="$inst" APT_CONF_D= \
+		SYSTEM_PROFILES="$inst/profiles" >"$tmp/out" 2>&1 ||
 		{ t_fail install "$(tail -3 "$tmp/out")"; return; }
 	for f in bin/xom bin/xom-scan lib/xom/libxom.so lib/xom/libxom-audit.so \
-		lib/xom/xom-plan lib/xom/libxom-scan.so lib/xom/xom-apt-hook share/man/man1/xom.1; do
+		lib/xom/xom-plan lib/xom/libxom-scan.so lib/xom/xom-apt-hook share/man/man1/xom.1 \
+		$(sed -n 's/^program \([0-9a-f]*\) .*/profiles\/\1/p' profiles/*.profile); do
 		[ -e "$inst/$f" ] || { t_fail install "$f not installed"; return; }
 	done
 	cmp -s "$inst/share/man/man1/xom.1" "$B/xom.1" ||
@@ -507,10 +509,11 @@ test_install() {
 	t_pass install
 	# uninstall removes exactly that: a file of someone else's stays.
 	touch "$inst/bin/other"
-	make --no-print-directory -s uninstall B="$B" PREFIX="$inst" APT_CONF_D= >"$tmp/out" 2>&1 ||
+	make --no-print-directory -s uninstall B="$B" PREFIX="$inst" APT_CONF_D= \
+		SYSTEM_PROFILES="$inst/profiles" >"$tmp/out" 2>&1 ||
 		{ t_fail uninstall "$(tail -3 "$tmp/out")"; return; }
 	f=$(cd "$inst" && find . ! -type d | sort | tr '\n' ' ')
-	[ "$f" = "./bin/other " ] && [ ! -e "$inst/lib/xom" ] && t_pass uninstall ||
+	[ "$f" = "./bin/other " ] && [ ! -e "$inst/lib/xom" ] && [ ! -e "$inst/profiles" ] && t_pass uninstall ||
 		t_fail uninstall "left behind: $f$( [ -e "$inst/lib/xom" ] && echo ' lib/xom/')"
 }
 
@@ -520,7 +523,9 @@ test_man() {
 	[ -s "$page" ] || { t_fail man "$page was not built"; return; }
 	sed 's/\\-/-/g; s/\\f[BIR]//g; s/\\e/\\/g' "$page" >"$tmp/man"
 	for c in "xom run" "xom scan" "xom check" "xom status" "xom cache build" \
-		"xom cache stats" "xom cache prune" /var/cache/xom XOM_OPTIONS; do
+		"xom cache stats" "xom cache prune" "xom learn" "xom profile show" \
+		"xom profile merge" "xom profile install" /var/cache/xom/profiles \
+		/var/cache/xom XOM_OPTIONS; do
 		has "$tmp/man" "$c" || { t_fail man "$page does not mention $c"; return; }
 	done
 	n=0
