@@ -82,6 +82,7 @@ int profile_add(struct profile *pr, const char *prog_key, const char *prog_path,
 	q->path = strdup(path ? path : "");
 	q->why = strdup(why ? why : "");
 	q->page = page & ~(uint64_t)(XOM_PLAN_PAGE - 1);
+	q->seq = pr->n;
 	if (!q->prog_key || !q->prog_path || !q->key || !q->path || !q->why)
 		return -1;
 	pr->n++;
@@ -233,7 +234,7 @@ static int cmp_page(const void *a, const void *b)
 	if (x->page != y->page)
 		return x->page < y->page ? -1 : 1;
 	/* Stable for repeats: the first reason wins. */
-	return x < y ? -1 : x > y;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 static int same_item(const struct prof_page *x, const struct prof_page *y)

@@ -16,6 +16,7 @@ struct prof_page {
 	char *prog_key, *prog_path;     /* malloc'd, "" when absent */
 	char *key, *path, *why;
 	uint64_t page;
+	size_t seq;                     /* the order it was added in */
 };
 
 struct profile {
