@@ -82,7 +82,8 @@ int profile_add(struct profile *pr, const char *prog_key, const char *prog_path,
 	q->path = strdup(path ? path : "");
 	q->why = strdup(why ? why : "");
 	q->page = page & ~(uint64_t)(XOM_PLAN_PAGE - 1);
-	q->seq = pr->n;
+	static size_t added;
+	q->seq = added++;
 	if (!q->prog_key || !q->prog_path || !q->key || !q->path || !q->why)
 		return -1;
 	pr->n++;
