@@ -212,10 +212,11 @@ static size_t put_place(char *buf, size_t cap, uintptr_t addr,
 	return n + xom_fmt(buf + n, cap - n, ")");
 }
 
-/* The report line; in why (when given) the same without the run's own
- * addresses, for the profile: "read of PLACE by PLACE". */
+/* The report line.  In audit mode with a profile, the page of o read is
+ * appended to it, with why: the same places without the run's own
+ * addresses. */
 static void report(const char *verb, int write, uintptr_t addr, uintptr_t ip,
-                   char *why, size_t cap)
+                   const struct xom_object *o, uint64_t page)
 {
 	char what[600], by[600];
 	const char *w_what, *w_by;
@@ -224,11 +225,13 @@ static void report(const char *verb, int write, uintptr_t addr, uintptr_t ip,
 	size_t nb = put_place(by, sizeof(by), ip, &w_by);
 	xom_say("%s %s of %s by instruction at %s, pid %u", verb,
 	        write ? "write" : "read", what, by, (unsigned)x_getpid());
-	if (why)
-		xom_fmt(why, cap, "%s of %.*s by %.*s", write ? "write" : "read",
-		        w_what ? (int)(what + nw - 1 - w_what) : 7,
-		        w_what ? w_what : "unknown", w_by ? (int)(by + nb - 1 - w_by) : 7,
-		        w_by ? w_by : "unknown");
+	if (!o)
+		return;
+	/* The places end with ')', which is not part of them. */
+	what[nw ? nw - 1 : 0] = 0;
+	by[nb ? nb - 1 : 0] = 0;
+	xom_profile_append(o, page, write ? "write" : "read",
+	                   w_what ? w_what : "unknown", w_by ? w_by : "unknown");
 }
 
 /* ---- audit mode: the page's own protection ------------------------------ */
@@ -304,17 +307,13 @@ static void on_ours(siginfo_t *si, ucontext_t *uc)
 	int write = (uc->uc_mcontext.gregs[REG_ERR] & 2) != 0;
 	uintptr_t page = addr & ~(XOM_PAGE - 1);
 	int allow = xom_opt.mode == XOM_AUDIT && allow_page(page, write) == 0;
-	char why[1300];
+	const struct xom_object *o = allow && xom_opt.profile ? xom_object_at(addr)
+	                                                       : NULL;
 
-	report(allow ? "allowed" : "blocked", write, addr, ip,
-	       allow && xom_opt.profile ? why : NULL, sizeof(why));
-	if (allow) {
-		const struct xom_object *o = xom_object_at(addr);
-		if (o && xom_opt.profile)
-			xom_profile_append(o, page - o->bias, why);
-	} else {
+	report(allow ? "allowed" : "blocked", write, addr, ip, o,
+	       o ? page - o->bias : 0);
+	if (!allow)
 		die_by_segv();
-	}
 }
 
 /* The program's action for a fault that is not ours: the handler to jump

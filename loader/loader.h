@@ -212,9 +212,10 @@ void xom_profile_close(void);
 size_t xom_profile_pages(const char *key, const char *path,
                          const uint64_t **pages);
 void xom_profile_forget(void);
-/* Appends page of o to profile=, with why as the comment [fault]. */
+/* Appends page of o to profile=, with why it was read as the comment:
+ * "VERB of WHAT by BY" [fault]. */
 void xom_profile_append(const struct xom_object *o, uint64_t page,
-                        const char *why);
+                        const char *verb, const char *what, const char *by);
 
 /* ---- fault.c ----------------------------------------------------------- */
 void xom_fault_install(void);                                   /* start */

@@ -318,9 +318,9 @@ static void put_clean(char *line, size_t cap, size_t *n, const char *s)
 }
 
 void xom_profile_append(const struct xom_object *o, uint64_t page,
-                        const char *why)
+                        const char *verb, const char *what, const char *by)
 {
-	char line[2048];
+	char line[1536];
 	size_t n = 0, cap = sizeof(line) - 2;
 
 	if (!xom_opt.profile)
@@ -335,13 +335,12 @@ void xom_profile_append(const struct xom_object *o, uint64_t page,
 	n += xom_fmt(line + n, cap - n, "%s 0x%lx ", profile_key(o),
 	             (unsigned long)page);
 	put_clean(line, cap, &n, o->path);
-	if (why && n + 3 < cap) {
-		memcpy(line + n, " # ", 3);
-		n += 3;
-		/* The comment may hold '#': it runs to the end of the line. */
-		for (; *why && n < cap; why++)
-			line[n++] = (unsigned char)*why < 0x20 ? '?' : *why;
-	}
+	/* The comment: why.  It runs to the end of the line, so '#' may stay;
+	 * a control character may not. */
+	const char *part[] = { " # ", verb, " of ", what, " by ", by };
+	for (size_t i = 0; i < sizeof(part) / sizeof(part[0]); i++)
+		for (const char *c = part[i]; *c && n < cap; c++)
+			line[n++] = (unsigned char)*c < 0x20 ? '?' : *c;
 	line[n++] = '\n';
 	long fd = x_open(xom_opt.profile, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
 	                 0600);
