@@ -140,11 +140,9 @@ for d in preload audit; do
 		t_fail "gcc-shipped-$d" "rc $rc, cc1 unreadable '$got' of $cc1_exec (want $((cc1_xom - 1))): $(err)"
 	fi
 done
-# A folder that others may write is not the system's: ignored, blocked again.
-chmod 775 "$sysprof"
-run_gcc sys-untrusted ""
-t_check profile-system-untrusted '[ $rc != 0 ] && grep -Eq "$blocked_line" "$tmp/err"' "rc $rc: $(err)"
-chmod 755 "$sysprof"
+# (That a folder or file others can write is ignored, and a program's
+# section of another program, is checked without keys by
+# tests/cmd/native-learn.sh, which counts the pages kept readable.)
 
 # ---- your own profile, found by itself ------------------------------------------
 rm -rf "$sysprof" "$XDG_CONFIG_HOME/xom/profiles"
@@ -152,12 +150,7 @@ rm -rf "$sysprof" "$XDG_CONFIG_HOME/xom/profiles"
 run_gcc user ""
 got=$(cc1_probe "$tmp/probe-user")
 t_check profile-user '[ $rc = 0 ] && [ -x a.out ] && [ "$got" = $((cc1_xom - 1)) ]' "rc $rc, cc1 unreadable '$got': $(err)"
-# Another user's file, or one that others can write, is not taken.
 pf=$(ls "$XDG_CONFIG_HOME"/xom/profiles/* | head -n 1)
-chmod 666 "$pf"
-run_gcc user-untrusted ""
-t_check profile-user-untrusted '[ $rc != 0 ] && grep -Eq "$blocked_line" "$tmp/err"' "rc $rc: $(err)"
-chmod 644 "$pf"
 # A stale item (cc1's page under another build-id): ignored, with one line.
 sed 's/^[0-9a-f]\{40\} 0xe93000 /0123456789abcdef0123456789abcdef01234567 0xe93000 /' "$pf" >"$pf.new" &&
 	mv "$pf.new" "$pf" && chmod 644 "$pf"
