@@ -1,6 +1,7 @@
 /*
  * profile.h - profiles as the xom command reads and writes them
- * (cmd/profile.c), for xom profile and xom learn.  The text format is the
+ * (cmd/profile_file.c) and lists them (cmd/profile.c), for xom profile and
+ * xom learn.  The text format is the
  * runtime's (loader/profile.c says it): program lines, and one page of one
  * object a line.  Internal to cmd/.
  */
@@ -67,6 +68,10 @@ int profile_file_name(const char *prog_key, char *out, size_t len);
  * XDG_CONFIG_HOME, HOME), and the system store's; 0, or -1 with none. */
 int profile_user_dir(char *out, size_t len);
 int profile_system_dir(char *out, size_t len);
+
+/* XOM_OPTIONS as the runtime reads it (the defaults when it is invalid). */
+struct xom_opts;
+void profile_options(struct xom_opts *o, char *buf, size_t cap);
 
 /* Prints the listing of pr (xom profile show) to f: per program and
  * object, the pages, why each was read, and the share of the object's
