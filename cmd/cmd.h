@@ -26,8 +26,10 @@ int cmd_status(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
 int cmd_enable(int argc, char **argv);
 int cmd_disable(int argc, char **argv);
+int cmd_learn(int argc, char **argv);
+int cmd_profile(int argc, char **argv);
 extern const char run_usage[], scan_usage[], check_usage[], status_usage[],
-	cache_usage[], enable_usage[], disable_usage[];
+	cache_usage[], enable_usage[], disable_usage[], learn_usage[], profile_usage[];
 
 /* "xom: " + the message + a newline, on stderr. */
 void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

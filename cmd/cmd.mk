@@ -12,7 +12,8 @@ CMD_OBJ := $(addprefix $(B)/cmd/,xom.o run.o prog.o check.o status.o \
 	$(B)/loader/options.o
 # xom cache writes the stores with the tools' own store code; the scanning
 # is done by xom-plan, so xom links neither Capstone nor libelf.
-CACHE_OBJ := $(addprefix $(B)/cmd/,cache.o cache_stats.o cache_files.o cache_store.o cache_scan.o) \
+CACHE_OBJ := $(addprefix $(B)/cmd/,cache.o cache_stats.o cache_files.o cache_store.o cache_scan.o \
+	learn.o profile.o profile_file.o) \
 	$(B)/loader/plan/store.o $(PLAN_FORMAT_OBJ)
 $(B)/xom: $(CMD_OBJ) $(CACHE_OBJ)
 	$(CC) -o $@ $^ $(XLDFLAGS)
@@ -29,6 +30,16 @@ $(B)/xom.1: cmd/xom.1.in $(B)/cmd/manpage
 $(B)/xom.conf.5: cmd/xom.conf.5.in $(B)/cmd/manpage
 	$(B)/cmd/manpage cmd/xom.conf.5.in >$@
 
+# The shipped profiles (profiles/, see profiles/README.md): copied into
+# build/, where the guest's tests find them, and installed into the system
+# store's profiles folder, one file per program.
+PROFILES := $(wildcard profiles/*.profile)
+BUILT_PROFILES := $(patsubst profiles/%,$(B)/profiles/%,$(PROFILES))
+ALL += $(BUILT_PROFILES)
+$(B)/profiles/%.profile: profiles/%.profile
+	@mkdir -p $(@D)
+	cp $< $@
+
 # ---- install ------------------------------------------------------------
 # xom finds its libraries in ../lib/xom relative to itself, and the runtime
 # finds xom-plan (and xom-plan finds libxom-scan.so) beside libxom.so.
@@ -44,6 +55,11 @@ INSTALLED_MAN := $(DESTDIR)$(PREFIX)/share/man/man1/xom.1 \
 # there is none yet, since it is the administrator's file; XOM_CONF= leaves
 # it out.  uninstall leaves it too, unless it is still the one shipped.
 XOM_CONF ?= /etc/xom.conf
+# Where the runtime reads the system's profiles: the system store's folder.
+SYSTEM_PROFILES ?= /var/cache/xom/profiles
+# The files that installing the shipped profiles makes there: one per
+# program line, named by the program's build-id.
+SHIPPED_PROGRAMS = $(sort $(shell sed -n 's/^program \([0-9a-f][0-9a-f]*\) .*/\1/p' $(PROFILES)))
 # The apt hook that keeps the system plan store current (cmd/apt-hook.sh.in,
 # cmd/90xom.in), with the installed paths filled in.  It goes where apt
 # reads its configuration when that folder exists and can be written;
@@ -54,7 +70,7 @@ APT_CONF := $(DESTDIR)$(APT_CONF_D)/90xom
 
 .PHONY: install uninstall
 install: $(B)/xom $(B)/xom-scan $(RUNTIME_FILES) $(B)/xom.1 $(B)/xom.conf.5 \
-		cmd/apt-hook.sh.in cmd/90xom.in etc/xom.conf
+		cmd/apt-hook.sh.in cmd/90xom.in etc/xom.conf $(BUILT_PROFILES)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/xom \
 		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
 	install -m 755 $(B)/xom $(B)/xom-scan $(DESTDIR)$(PREFIX)/bin/
@@ -74,6 +90,7 @@ install: $(B)/xom $(B)/xom-scan $(RUNTIME_FILES) $(B)/xom.1 $(B)/xom.conf.5 \
 		echo "install -D -m 644 etc/xom.conf $(DESTDIR)$(XOM_CONF)"; \
 		install -D -m 644 etc/xom.conf $(DESTDIR)$(XOM_CONF); \
 	fi
+	$(if $(BUILT_PROFILES),$(B)/xom profile install --dir $(DESTDIR)$(SYSTEM_PROFILES) $(BUILT_PROFILES))
 	sed 's|@XOM@|$(PREFIX)/bin/xom|' cmd/apt-hook.sh.in >$(DESTDIR)$(APT_HOOK)
 	chmod 755 $(DESTDIR)$(APT_HOOK)
 	@if [ -n "$(APT_CONF_D)" ] && [ -d "$(DESTDIR)$(APT_CONF_D)" ] && \
@@ -91,6 +108,8 @@ uninstall:
 	rm -f $(INSTALLED_BIN) $(INSTALLED_LIB) $(INSTALLED_MAN) $(DESTDIR)$(APT_HOOK)
 	@if [ -n "$(XOM_CONF)" ] && cmp -s etc/xom.conf "$(DESTDIR)$(XOM_CONF)"; then \
 		echo "rm -f $(DESTDIR)$(XOM_CONF)"; rm -f "$(DESTDIR)$(XOM_CONF)"; fi
+	rm -f $(addprefix $(DESTDIR)$(SYSTEM_PROFILES)/,$(SHIPPED_PROGRAMS))
+	rmdir $(DESTDIR)$(SYSTEM_PROFILES) 2>/dev/null || true
 	@if [ -n "$(APT_CONF_D)" ] && grep -qs '^// xom:' $(APT_CONF); then \
 		echo "rm -f $(APT_CONF)"; rm -f $(APT_CONF); fi
 	rmdir $(DESTDIR)$(PREFIX)/lib/xom 2>/dev/null || true
@@ -170,7 +189,27 @@ QUICK += check-cmd
 check-cmd: cmd-tests
 	@B=$(B) tests/cmd/native.sh
 
-# The guest suite (tests/vm/guest.list) runs tests/cmd/guest.sh and
-# guest-cache.sh, which need the probe and the cache test's libraries (and the
-# demo programs, see demo/demo.mk).
-check-vm vm-progs: $(CMD_TEST_PROGS)
+# xom learn and xom profile, and the runtime's profiles, without keys.
+.PHONY: check-learn
+CHECKS += check-learn
+QUICK += check-learn
+check-learn: cmd-tests
+	@B=$(B) tests/cmd/native-learn.sh
+
+# The plans of Debian 12's gcc 12 (the driver, cc1, the assembler, collect2,
+# ld and its LTO plugin, with their libraries) for the guest's gcc tests
+# (tests/cmd/guest-learn.sh), made here: they are keyed by build-id, so
+# they hold in the guest, where scanning cc1 alone takes a minute of
+# emulated time.
+GCC_DIR := /usr/lib/gcc/x86_64-linux-gnu/12
+GCC_PLANS := $(B)/tests/learn/cache/xom/plans
+$(GCC_PLANS): $(B)/xom $(B)/xom-plan $(B)/libxom-scan.so $(B)/tests/runtime/libxomprobe.so
+	rm -rf $(B)/tests/learn/cache
+	XDG_CACHE_HOME=$(abspath $(B))/tests/learn/cache $(B)/xom cache build gcc as ld \
+		$(GCC_DIR)/cc1 $(GCC_DIR)/collect2 $(GCC_DIR)/lto-wrapper \
+		$(GCC_DIR)/liblto_plugin.so $(B)/tests/runtime/libxomprobe.so
+
+# The guest suite (tests/vm/guest.list) runs tests/cmd/guest.sh,
+# guest-cache.sh and guest-learn.sh, which need the probe, the cache test's
+# libraries and gcc's plans (and the demo programs, see demo/demo.mk).
+check-vm vm-progs: $(CMD_TEST_PROGS) $(GCC_PLANS) $(BUILT_PROFILES)

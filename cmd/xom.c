@@ -32,6 +32,10 @@ static const struct xom_command commands[] = {
 	  enable_usage, cmd_enable },
 	{ "disable", "stop loading xom into every program", disable_usage,
 	  cmd_disable },
+	{ "learn", "run PROG and learn which code pages it reads", learn_usage,
+	  cmd_learn },
+	{ "profile", "show or merge profiles of pages kept readable",
+	  profile_usage, cmd_profile },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -218,8 +218,8 @@ static int seal_runs(const struct xom_target *t, const struct xom_plan_head *h)
 static long apply_runs(const struct xom_target *t, const struct xom_plan_head *h)
 {
 	const uint64_t *keep = NULL;
-	size_t nkeep = t->profile_key && xom_opt.profile
-	               ? xom_profile_pages(t->profile_key, &keep) : 0;
+	size_t nkeep = t->profile_key && xom_profile_any()
+	               ? xom_profile_pages(t->profile_key, t->path, &keep) : 0;
 	const struct xom_plan_run *r = xom_plan_runs(h);
 	long xom = 0;
 

@@ -172,40 +172,66 @@ static const struct xom_syms_head *map_syms(const struct xom_object *o,
 	return NULL;
 }
 
-/* "0x... (/path+0x..., in sym+0x...)" for an address. */
-static size_t put_place(char *buf, size_t cap, uintptr_t addr)
+/* "/path+0x..., in sym+0x..." (or ", no symbol") for an address in o.  A
+ * symbol is named only when it covers the address (xom_syms_lookup): a
+ * local function of a stripped library is not in its dynamic symbols, and
+ * the nearest one before it would be a wrong name. */
+static size_t put_where(char *buf, size_t cap, const struct xom_object *o,
+                        uintptr_t addr)
 {
-	const struct xom_object *o = xom_object_at(addr);
 	size_t len = 0;
-
-	if (!o)
-		return xom_fmt(buf, cap, "%#lx (unknown object)", (unsigned long)addr);
 	uint64_t off = 0, v = addr - o->bias;
 	const struct xom_syms_head *syms = map_syms(o, &len);
 	const char *sym = syms ? xom_syms_lookup(syms, v, &off) : NULL;
 	size_t n;
+
 	if (!sym)
-		n = xom_fmt(buf, cap, "%#lx (%s+%#lx, no symbol)", (unsigned long)addr,
-		            o->path, (unsigned long)v);
+		n = xom_fmt(buf, cap, "%s+%#lx, no symbol", o->path, (unsigned long)v);
 	else if (off)
-		n = xom_fmt(buf, cap, "%#lx (%s+%#lx, in %s+%#lx)", (unsigned long)addr,
-		            o->path, (unsigned long)v, sym, (unsigned long)off);
+		n = xom_fmt(buf, cap, "%s+%#lx, in %s+%#lx", o->path, (unsigned long)v,
+		            sym, (unsigned long)off);
 	else
-		n = xom_fmt(buf, cap, "%#lx (%s+%#lx, in %s)", (unsigned long)addr,
-		            o->path, (unsigned long)v, sym);
+		n = xom_fmt(buf, cap, "%s+%#lx, in %s", o->path, (unsigned long)v, sym);
 	if (syms)
 		x_munmap(syms, len);
 	return n;
 }
 
-static void report(const char *verb, int write, uintptr_t addr, uintptr_t ip)
+/* "0x... (/path+0x..., in sym+0x...)" for an address. */
+static size_t put_place(char *buf, size_t cap, uintptr_t addr,
+                        const char **where)
+{
+	const struct xom_object *o = xom_object_at(addr);
+
+	*where = NULL;
+	if (!o)
+		return xom_fmt(buf, cap, "%#lx (unknown object)", (unsigned long)addr);
+	size_t n = xom_fmt(buf, cap, "%#lx (", (unsigned long)addr);
+	*where = buf + n;
+	n += put_where(buf + n, cap - n, o, addr);
+	return n + xom_fmt(buf + n, cap - n, ")");
+}
+
+/* The report line.  In audit mode with a profile, the page of o read is
+ * appended to it, with why: the same places without the run's own
+ * addresses. */
+static void report(const char *verb, int write, uintptr_t addr, uintptr_t ip,
+                   const struct xom_object *o, uint64_t page)
 {
 	char what[600], by[600];
+	const char *w_what, *w_by;
 
-	put_place(what, sizeof(what), addr);
-	put_place(by, sizeof(by), ip);
+	size_t nw = put_place(what, sizeof(what), addr, &w_what);
+	size_t nb = put_place(by, sizeof(by), ip, &w_by);
 	xom_say("%s %s of %s by instruction at %s, pid %u", verb,
 	        write ? "write" : "read", what, by, (unsigned)x_getpid());
+	if (!o)
+		return;
+	/* The places end with ')', which is not part of them. */
+	what[nw ? nw - 1 : 0] = 0;
+	by[nb ? nb - 1 : 0] = 0;
+	xom_profile_append(o, page, write ? "write" : "read",
+	                   w_what ? w_what : "unknown", w_by ? w_by : "unknown");
 }
 
 /* ---- audit mode: the page's own protection ------------------------------ */
@@ -281,15 +307,13 @@ static void on_ours(siginfo_t *si, ucontext_t *uc)
 	int write = (uc->uc_mcontext.gregs[REG_ERR] & 2) != 0;
 	uintptr_t page = addr & ~(XOM_PAGE - 1);
 	int allow = xom_opt.mode == XOM_AUDIT && allow_page(page, write) == 0;
+	const struct xom_object *o = allow && xom_opt.profile ? xom_object_at(addr)
+	                                                       : NULL;
 
-	report(allow ? "allowed" : "blocked", write, addr, ip);
-	if (allow) {
-		const struct xom_object *o = xom_object_at(addr);
-		if (o)
-			xom_profile_append(o, page - o->bias);
-	} else {
+	report(allow ? "allowed" : "blocked", write, addr, ip, o,
+	       o ? page - o->bias : 0);
+	if (!allow)
 		die_by_segv();
-	}
 }
 
 /* The program's action for a fault that is not ours: the handler to jump

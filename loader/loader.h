@@ -197,14 +197,25 @@ struct xom_totals { unsigned long objects, xom_pages, readable_pages, calls, map
 extern struct xom_totals xom_totals;
 
 /* ---- profile.c --------------------------------------------------------- */
-/* Maps the profile for one batch, or unmaps it (object). */
+/* The main program as profiles name it (key: build-id or path), the name
+ * of its file in the profile folders, and its path; the first call wins
+ * (object). */
+void xom_profile_program(const char *key, const char *file, const char *path);
+/* Maps profile= and the main program's profiles for one batch, or unmaps
+ * them (object); xom_profile_any says whether one is mapped. */
 void xom_profile_open(void);
+int xom_profile_any(void);
 void xom_profile_close(void);
-/* The profile's pages for key, sorted, in *pages until xom_profile_forget
- * wipes them (object). */
-size_t xom_profile_pages(const char *key, const uint64_t **pages);
+/* The profiles' pages for the object key (mapped from path), sorted, in
+ * *pages until xom_profile_forget wipes them; stale items for path are
+ * said once (object). */
+size_t xom_profile_pages(const char *key, const char *path,
+                         const uint64_t **pages);
 void xom_profile_forget(void);
-void xom_profile_append(const struct xom_object *o, uint64_t page); /* [fault] */
+/* Appends page of o to profile=, with why it was read as the comment:
+ * "VERB of WHAT by BY" [fault]. */
+void xom_profile_append(const struct xom_object *o, uint64_t page,
+                        const char *verb, const char *what, const char *by);
 
 /* ---- fault.c ----------------------------------------------------------- */
 void xom_fault_install(void);                                   /* start */

@@ -428,6 +428,25 @@ int xom_cache_dir(const struct xom_opts *o, char *buf, size_t cap)
 	return rc;
 }
 
+int xom_profile_dir(const struct xom_opts *o, char *buf, size_t cap)
+{
+	const char *base, *tail;
+
+	if (o->profiles && !strcmp(o->profiles, "off"))
+		return XOM_CACHE_OFF;
+	if (o->profiles)
+		return join(buf, cap, o->profiles, "") ? XOM_CACHE_NONE : XOM_CACHE_DIR;
+	base = getenv("XDG_CONFIG_HOME");
+	tail = "/xom/" XOM_PROFILES_SUBDIR;
+	if (!base || base[0] != '/') {
+		base = getenv("HOME");
+		tail = "/.config/xom/" XOM_PROFILES_SUBDIR;
+	}
+	if (!base || base[0] != '/' || join(buf, cap, base, tail) != 0)
+		return XOM_CACHE_NONE;
+	return XOM_CACHE_DIR;
+}
+
 void xom_store_dirs(const struct xom_opts *o, int secure, unsigned euid,
                     struct xom_dirs *out)
 {

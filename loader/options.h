@@ -68,6 +68,13 @@ size_t xom_opt_item(const char *text, size_t *keylen);
 enum { XOM_CACHE_DIR, XOM_CACHE_OFF, XOM_CACHE_NONE };
 int xom_cache_dir(const struct xom_opts *o, char *buf, size_t cap);
 
+/* The user's profile folder under o (profiles=DIR, $XDG_CONFIG_HOME/xom/
+ * profiles or $HOME/.config/xom/profiles), with the values of
+ * xom_cache_dir; profiles=off is XOM_CACHE_OFF. */
+int xom_profile_dir(const struct xom_opts *o, char *buf, size_t cap);
+/* The folder of the system store's profiles, under the store. */
+#define XOM_PROFILES_SUBDIR "profiles"
+
 /*
  * The plan stores that a process with options o reads, in order: the
  * system store (store=, root's), the user's cache, and the private folder

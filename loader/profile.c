@@ -1,60 +1,177 @@
 /*
- * profile.c - the audit profile: pages that stay readable, and the pages
- * that audit mode saw read.
+ * profile.c - profiles: the code pages that stay readable because a program
+ * was seen to read them (README, "Learning what a program reads").
  *
- * Lines are "<build-id in hex, or path> 0x<link-time page>".  Phases: the
- * profile is mapped for one batch of objects and unmapped at its end (it is
- * a list of readable code pages, which must not stay in memory), and the
- * fault handler appends to it (open, write, close: async-signal-safe).
+ * A profile is text, one item a line, '#' to the end of a line a comment:
+ *   program KEY [PATH]        the lines after it are for that main program
+ *   KEY 0xPAGE [PATH]         the page at link-time address PAGE of the
+ *                             object KEY stays readable
+ * KEY is the object's build-id in hex, or its path when it has none; PATH
+ * names the file the key was taken from.  Lines before any program line
+ * are for every program.  An item whose PATH is an object loaded now, but
+ * whose KEY is not that object's, is stale (the file changed since it was
+ * learned): it is ignored, and one line says so.
+ *
+ * Where profiles come from, for one process: profile=PATH, then the
+ * user's profile folder (profiles=), then the system store's; the folders
+ * hold one file per main program, named by its key.  A folder file is
+ * trusted only when it is the user's (or, in the system store, root's) and
+ * nobody else can write it; a secure-execution program reads the system
+ * store's alone (xom_profile_dir is not even asked).
+ *
+ * Phases: the profiles are mapped for one batch of objects and unmapped at
+ * its end (they list readable code pages, which must not stay in memory);
+ * the fault handler appends to profile=PATH in audit mode (open, write,
+ * close: async-signal-safe).
  */
 #include <sys/mman.h>
 
 #include "loader.h"
 #include "sys.h"
 
-static const char *profile_map;
-static size_t profile_len;
+#define MAX_SOURCES 3
+#define MAX_PROFILE_BYTES (4u << 20)
+
+struct source {
+	const char *map;
+	size_t len;
+	char name[XOM_PATH_MAX];
+	int stale_said;                 /* a program section was stale */
+};
+static struct source src[MAX_SOURCES];
+static int nsrc;
+
+/* The main program, as the profiles name it; set once, by the batch that
+ * maps it, and read by the fault handler. */
+static char main_key[XOM_KEY_NAME_MAX];
+static char main_file[XOM_KEY_NAME_MAX];        /* its folder file's name */
+static char main_path[256];
+
+void xom_profile_program(const char *key, const char *file, const char *path)
+{
+	if (main_key[0] || !key || !key[0])
+		return;
+	xom_copy_str(main_file, sizeof(main_file), file ? file : "");
+	xom_copy_str(main_path, sizeof(main_path), path ? path : "");
+	xom_copy_str(main_key, sizeof(main_key), key);
+}
+
+static int sys_lstat(const char *path, struct stat *st)
+{
+	return x_lstat(path, st) == 0 ? 0 : -1;
+}
+
+/* Maps path as the next source; owner is the uid that must own it (and its
+ * folder), or -1 for the file that profile= names, which is the user's
+ * word. */
+static void map_source(const char *path, long owner, int shared)
+{
+	struct stat st, dst;
+	struct source *s = &src[nsrc];
+
+	long fd = x_open(path, O_RDONLY | O_CLOEXEC | (owner >= 0 ? O_NOFOLLOW : 0), 0);
+	if (SYS_FAILED(fd))
+		return;         /* none: a first audit run creates profile= */
+	void *p = NULL;
+	if (x_fstat((int)fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0
+	    && st.st_size <= (off_t)MAX_PROFILE_BYTES
+	    && (owner < 0 || ((long)st.st_uid == owner && !(st.st_mode & 022))))
+		p = x_mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, (int)fd, 0);
+	x_close((int)fd);
+	if (!p || X_MAP_FAILED(p))
+		return;
+	if (owner >= 0) {
+		/* The folder, too, must be the owner's alone: else another
+		 * user could have put the file there. */
+		char dir[XOM_PATH_MAX];
+		xom_copy_str(dir, sizeof(dir), path);
+		char *slash = strrchr(dir, '/');
+		if (slash)
+			*slash = 0;
+		int ok = slash && x_lstat(dir, &dst) == 0 && S_ISDIR(dst.st_mode)
+		         && (long)dst.st_uid == owner && !(dst.st_mode & 022)
+		         && (!shared || xom_store_dir_shared(dir, sys_lstat));
+		if (!ok) {
+			if (xom_opt.verbose >= 1)
+				xom_say("profile %s ignored: its folder is not %s alone", path,
+				        owner ? "yours" : "root's");
+			x_munmap(p, (size_t)st.st_size);
+			return;
+		}
+	}
+	s->map = p;
+	s->len = (size_t)st.st_size;
+	s->stale_said = 0;
+	xom_copy_str(s->name, sizeof(s->name), path);
+	nsrc++;
+}
 
 void xom_profile_open(void)
 {
-	struct stat st;
+	char dir[XOM_PATH_MAX], path[XOM_PATH_MAX];
 
-	if (!xom_opt.profile || profile_map)
+	if (nsrc)
 		return;
-	long fd = x_open(xom_opt.profile, O_RDONLY | O_CLOEXEC, 0);
-	if (SYS_FAILED(fd))
-		return;         /* A first audit run creates it. */
-	if (x_fstat((int)fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-		void *p = x_mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
-		                 (int)fd, 0);
-		if (!X_MAP_FAILED(p)) {
-			profile_map = p;
-			profile_len = (size_t)st.st_size;
-		}
-	}
-	x_close((int)fd);
+	if (xom_opt.profile)
+		map_source(xom_opt.profile, -1, 0);
+	if (!main_file[0] || (xom_opt.profiles && !strcmp(xom_opt.profiles, "off")))
+		return;
+	if (!xom_secure && xom_profile_dir(&xom_opt, dir, sizeof(dir)) == XOM_CACHE_DIR
+	    && xom_fmt(path, sizeof(path), "%s/%s", dir, main_file) < sizeof(path) - 1)
+		map_source(path, (long)x_geteuid(), 0);
+	if (xom_store_dir(XOM_STORE_SYSTEM, dir, sizeof(dir))
+	    && xom_fmt(path, sizeof(path), "%s/" XOM_PROFILES_SUBDIR "/%s", dir,
+	               main_file) < sizeof(path) - 1)
+		map_source(path, 0, 1);
+}
+
+int xom_profile_any(void)
+{
+	return nsrc > 0;
 }
 
 void xom_profile_close(void)
 {
-	if (!profile_map)
-		return;
-	x_munmap(profile_map, profile_len);
-	profile_map = NULL;
-	profile_len = 0;
+	for (int i = 0; i < nsrc; i++)
+		x_munmap(src[i].map, src[i].len);
+	memset(src, 0, sizeof(src));
+	nsrc = 0;
 }
 
-/* The hex page number after "<key> 0x" on one line, or -1 if none. */
-static int line_page(const char *p, const char *eol, const char *key,
-                     size_t keylen, uint64_t *page)
+/* ---- reading one line ---------------------------------------------------- */
+
+struct item {
+	const char *key, *path;         /* not NUL-terminated */
+	size_t keylen, pathlen;
+	int program;                    /* a program line */
+	uint64_t page;
+};
+
+static int is_space(char c)
 {
-	if ((size_t)(eol - p) <= keylen + 3 || memcmp(p, key, keylen)
-	    || p[keylen] != ' ' || p[keylen + 1] != '0' || p[keylen + 2] != 'x')
-		return -1;
+	return c == ' ' || c == '\t' || c == '\r';
+}
+
+/* The next word of [*p, end), or 0 when none. */
+static size_t word(const char **p, const char *end, const char **w)
+{
+	while (*p < end && is_space(**p))
+		(*p)++;
+	*w = *p;
+	while (*p < end && !is_space(**p))
+		(*p)++;
+	return (size_t)(*p - *w);
+}
+
+static int hex_page(const char *w, size_t n, uint64_t *page)
+{
 	uint64_t v = 0;
-	for (const char *q = p + keylen + 3; q < eol; q++) {
-		int d = *q >= '0' && *q <= '9' ? *q - '0'
-		        : *q >= 'a' && *q <= 'f' ? *q - 'a' + 10 : -1;
+
+	if (n < 3 || n > 18 || w[0] != '0' || w[1] != 'x')
+		return -1;
+	for (size_t i = 2; i < n; i++) {
+		int d = w[i] >= '0' && w[i] <= '9' ? w[i] - '0'
+		        : w[i] >= 'a' && w[i] <= 'f' ? w[i] - 'a' + 10 : -1;
 		if (d < 0)
 			return -1;
 		v = v << 4 | (uint64_t)d;
@@ -63,6 +180,48 @@ static int line_page(const char *p, const char *eol, const char *key,
 	return 0;
 }
 
+/* Parses [p, eol) into it; 0, or -1 for a blank, comment or bad line. */
+static int parse_line(const char *p, const char *eol, struct item *it)
+{
+	const char *w;
+	size_t n;
+
+	/* A comment starts at a '#' that begins a word. */
+	for (const char *q = p; q < eol; q++)
+		if (*q == '#' && (q == p || is_space(q[-1]))) {
+			eol = q;
+			break;
+		}
+	memset(it, 0, sizeof(*it));
+	if (!(n = word(&p, eol, &w)))
+		return -1;
+	if (n == 7 && !memcmp(w, "program", 7)) {
+		it->program = 1;
+		if (!(it->keylen = word(&p, eol, &it->key)))
+			return -1;
+	} else {
+		it->key = w;
+		it->keylen = n;
+		if (!(n = word(&p, eol, &w)) || hex_page(w, n, &it->page) != 0)
+			return -1;
+	}
+	/* The path is the rest, without trailing blanks. */
+	while (p < eol && is_space(*p))
+		p++;
+	while (eol > p && is_space(eol[-1]))
+		eol--;
+	it->path = p;
+	it->pathlen = (size_t)(eol - p);
+	return 0;
+}
+
+static int same(const char *a, size_t n, const char *b)
+{
+	return n == strlen(b) && !memcmp(a, b, n);
+}
+
+/* ---- the pages of one object ------------------------------------------ */
+
 #define MAX_PROFILE_PAGES 512
 
 /* The last lookup's pages: a list of readable code pages, wiped by
@@ -70,31 +229,67 @@ static int line_page(const char *p, const char *eol, const char *key,
 static uint64_t keep[MAX_PROFILE_PAGES];
 static size_t nkeep;
 
-size_t xom_profile_pages(const char *key, const uint64_t **pages)
+static void say_stale(const struct source *s, const char *what, const char *path,
+                      const struct item *it, const char *key)
 {
-	uint64_t *out = keep;
-	size_t n = 0, cap = MAX_PROFILE_PAGES, keylen = strlen(key);
+	xom_say("profile %s: its %s %s is for build %.*s, not for the file loaded now (%s); ignored",
+	        s->name, what, path, (int)(it->keylen > 128 ? 128 : it->keylen),
+	        it->key, key);
+}
 
-	*pages = keep;
-	if (!profile_map)
-		return 0;
-	const char *p = profile_map, *end = profile_map + profile_len;
+/* Adds source s's pages for key (an object at path) to keep. */
+static void scan_source(struct source *s, const char *key, const char *path,
+                        size_t *n, int *stale)
+{
+	const char *p = s->map, *end = s->map + s->len;
+	int in_scope = 1;               /* before any program line: everyone's */
+	struct item it;
 
-	while (p && p < end && n < cap) {
+	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *eol = nl ? nl : end;
-		if (line_page(p, eol, key, keylen, &out[n]) == 0)
-			n++;
+		if (parse_line(p, eol, &it) == 0) {
+			if (it.program) {
+				in_scope = same(it.key, it.keylen, main_key);
+				if (!in_scope && !s->stale_said && main_path[0]
+				    && same(it.path, it.pathlen, main_path)) {
+					s->stale_said = 1;
+					say_stale(s, "program", main_path, &it, main_key);
+				}
+			} else if (in_scope && same(it.key, it.keylen, key)) {
+				if (*n < MAX_PROFILE_PAGES)
+					keep[(*n)++] = it.page;
+			} else if (in_scope && !*stale && path && path[0]
+			           && same(it.path, it.pathlen, path)) {
+				*stale = 1;
+				say_stale(s, "object", path, &it, key);
+			}
+		}
 		p = eol + 1;
 	}
-	/* Insertion sort: profiles are short. */
+}
+
+size_t xom_profile_pages(const char *key, const char *path,
+                         const uint64_t **pages)
+{
+	size_t n = 0;
+	int stale = 0;
+
+	*pages = keep;
+	for (int i = 0; i < nsrc; i++)
+		scan_source(&src[i], key, path, &n, &stale);
+	/* Insertion sort, and duplicates dropped: profiles are short. */
 	for (size_t i = 1; i < n; i++)
-		for (size_t j = i; j && out[j - 1] > out[j]; j--) {
-			uint64_t t = out[j];
-			out[j] = out[j - 1];
-			out[j - 1] = t;
+		for (size_t j = i; j && keep[j - 1] > keep[j]; j--) {
+			uint64_t t = keep[j];
+			keep[j] = keep[j - 1];
+			keep[j - 1] = t;
 		}
-	return nkeep = n;
+	size_t u = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!u || keep[u - 1] != keep[i])
+			keep[u++] = keep[i];
+	return nkeep = u;
 }
 
 void xom_profile_forget(void)
@@ -105,20 +300,47 @@ void xom_profile_forget(void)
 	nkeep = 0;
 }
 
+/* ---- audit mode: appending what was read [fault] ---------------------- */
+
 /* The profile's name for an object: its build-id in hex, else its path. */
 static const char *profile_key(const struct xom_object *o)
 {
 	return o->flags & XOM_OBJ_BUILD_ID ? o->key : o->path;
 }
 
-void xom_profile_append(const struct xom_object *o, uint64_t page)
+/* Copies s into line at *n, with every byte that could end or split a
+ * line (a control character, or '#' that would start a comment) as '?'. */
+static void put_clean(char *line, size_t cap, size_t *n, const char *s)
 {
-	char line[512];
+	for (; *s && *n < cap; s++)
+		line[(*n)++] = (unsigned char)*s < 0x20 || *s == 0x7f || *s == '#'
+		               ? '?' : *s;
+}
+
+void xom_profile_append(const struct xom_object *o, uint64_t page,
+                        const char *verb, const char *what, const char *by)
+{
+	char line[1536];
+	size_t n = 0, cap = sizeof(line) - 2;
 
 	if (!xom_opt.profile)
 		return;
-	size_t n = xom_fmt(line, sizeof(line) - 1, "%s %#lx", profile_key(o),
-	                   (unsigned long)page);
+	/* One write for the program line and the page, so that the lines of
+	 * processes that share the file stay together (O_APPEND). */
+	if (main_key[0]) {
+		n = xom_fmt(line, cap, "program %s ", main_key);
+		put_clean(line, cap, &n, main_path);
+		line[n++] = '\n';
+	}
+	n += xom_fmt(line + n, cap - n, "%s 0x%lx ", profile_key(o),
+	             (unsigned long)page);
+	put_clean(line, cap, &n, o->path);
+	/* The comment: why.  It runs to the end of the line, so '#' may stay;
+	 * a control character may not. */
+	const char *part[] = { " # ", verb, " of ", what, " by ", by };
+	for (size_t i = 0; i < sizeof(part) / sizeof(part[0]); i++)
+		for (const char *c = part[i]; *c && n < cap; c++)
+			line[n++] = (unsigned char)*c < 0x20 ? '?' : *c;
 	line[n++] = '\n';
 	long fd = x_open(xom_opt.profile, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
 	                 0600);

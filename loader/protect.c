@@ -358,6 +358,22 @@ static int end_batch(void)
 	xom_refuse(why);
 }
 
+/* Tells the profiles which program this is, from the batch that holds the
+ * main program: its key names its profile file. */
+static void name_program(void)
+{
+	char file[XOM_KEY_NAME_MAX];
+
+	for (size_t i = 0; i < nbatch; i++) {
+		struct arrival *a = &batch[i];
+		if (!(a->flags & XOM_OBJ_MAIN) || !a->key.kind)
+			continue;
+		xom_key_name(&a->key, file, sizeof(file));
+		xom_profile_program(a->key.kind == XOM_KEY_BUILD_ID ? file : a->path,
+		                    file, a->path);
+	}
+}
+
 /* Passes 2 and 3; apply walks the objects again for pass 3 (the preload
  * door), or NULL to use the program headers that pass 1 saw. */
 static int run_batch(void (*apply)(void))
@@ -368,14 +384,14 @@ static int run_batch(void (*apply)(void))
 
 	xom_enter();
 	xom_stores_open(&st);
-	if (xom_opt.profile)
-		xom_profile_open();
 	for (size_t i = 0; i < nbatch; i++) {
 		batch[i].outcome = XOM_APPLIED;
 		misses += (size_t)classify(&batch[i], &st);
 	}
 	if (misses)
 		plan_misses(&mem, &len);
+	name_program();
+	xom_profile_open();
 	if (apply) {
 		apply();
 	} else {
@@ -394,8 +410,7 @@ static int run_batch(void (*apply)(void))
 	}
 	xom_stores_close(&st);
 	xom_helper_release(mem, len);
-	if (xom_opt.profile)
-		xom_profile_close();
+	xom_profile_close();
 	xom_leave();
 	return rc;
 }

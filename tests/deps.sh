@@ -20,8 +20,9 @@ pkgs_for() {
 	# iconv and gconv modules are in every Debian system; these are not,
 	# nor are the codec programs and libraries of tests/scan/vm-codecs.sh,
 	# nor the real-program corpus of tests/vm/corpus-files.list (ffmpeg,
-	# Python's regression tests, git, sqlite3).
-	vm)    echo "qemu-system-x86 cpio xz-utils zstd openssl python3 python3.11 libpython3.11-stdlib perl gpg git dash bash coreutils tar util-linux aom-tools dav1d vpx-tools libx264-164 libswscale6 libswresample4 ffmpeg libpython3.11-testsuite sqlite3" ;;
+	# Python's regression tests, git, sqlite3), nor the gcc that
+	# tests/cmd/guest-learn.sh compiles with.
+	vm)    echo "qemu-system-x86 cpio xz-utils zstd gcc binutils libc6-dev openssl python3 python3.11 libpython3.11-stdlib perl gpg git dash bash coreutils tar util-linux aom-tools dav1d vpx-tools libx264-164 libswscale6 libswresample4 ffmpeg libpython3.11-testsuite sqlite3" ;;
 	# objdump (binutils) is the scan-speed baseline, gnuplot draws the
 	# coverage plot.
 	bench) echo "python3 gnuplot-nox binutils time" ;;

@@ -97,10 +97,10 @@ pku=0
 test_help() {
 	run_rc help 0 "$xom" --help || return
 	local c
-	for c in run scan check status cache enable disable; do
+	for c in run scan check status cache enable disable learn profile; do
 		grep -q "^  $c " "$tmp/out" || { t_fail help "no '$c' line in xom --help"; return; }
 	done
-	for c in run scan check status cache enable disable; do
+	for c in run scan check status cache enable disable learn profile; do
 		run_rc help 0 "$xom" "$c" --help || return
 		has "$tmp/out" "usage: xom $c" || { t_fail help "xom $c --help has no usage line"; return; }
 		"$xom" help "$c" | cmp -s - "$tmp/out" || { t_fail help "xom help $c differs from xom $c --help"; return; }
@@ -501,11 +501,12 @@ test_status_count() {
 test_install() {
 	local f inst=$tmp/inst
 	make --no-print-directory -s install B="$B" PREFIX="$inst" APT_CONF_D= \
-		XOM_CONF="$inst/etc/xom.conf" >"$tmp/out" 2>&1 ||
+		XOM_CONF="$inst/etc/xom.conf" SYSTEM_PROFILES="$inst/profiles" >"$tmp/out" 2>&1 ||
 		{ t_fail install "$(tail -3 "$tmp/out")"; return; }
 	for f in bin/xom bin/xom-scan lib/xom/libxom.so lib/xom/libxom-audit.so \
 		lib/xom/xom-plan lib/xom/libxom-scan.so lib/xom/xom-apt-hook share/man/man1/xom.1 \
-		share/man/man5/xom.conf.5 etc/xom.conf; do
+		share/man/man5/xom.conf.5 etc/xom.conf \
+		$(sed -n 's/^program \([0-9a-f]*\) .*/profiles\/\1/p' profiles/*.profile); do
 		[ -e "$inst/$f" ] || { t_fail install "$f not installed"; return; }
 	done
 	cmp -s "$inst/share/man/man1/xom.1" "$B/xom.1" &&
@@ -528,11 +529,11 @@ test_install() {
 	# uninstall removes exactly that: a file of someone else's stays.
 	touch "$inst/bin/other"
 	make --no-print-directory -s uninstall B="$B" PREFIX="$inst" APT_CONF_D= \
-		XOM_CONF="$inst/etc/xom.conf" >"$tmp/out" 2>&1 ||
+		XOM_CONF="$inst/etc/xom.conf" SYSTEM_PROFILES="$inst/profiles" >"$tmp/out" 2>&1 ||
 		{ t_fail uninstall "$(tail -3 "$tmp/out")"; return; }
 	f=$(cd "$inst" && find . ! -type d | sort | tr '\n' ' ')
 	rmdir "$inst/etc" 2>/dev/null
-	[ "$f" = "./bin/other " ] && [ ! -e "$inst/lib/xom" ] && t_pass uninstall ||
+	[ "$f" = "./bin/other " ] && [ ! -e "$inst/lib/xom" ] && [ ! -e "$inst/profiles" ] && t_pass uninstall ||
 		t_fail uninstall "left behind: $f$( [ -e "$inst/lib/xom" ] && echo ' lib/xom/')"
 }
 
@@ -544,7 +545,9 @@ test_man() {
 	for c in "xom run" "xom scan" "xom check" "xom status" "xom cache build" \
 		"xom cache stats" "xom cache prune" /var/cache/xom XOM_OPTIONS \
 		"xom enable --system" "xom disable --system" "xom status --system" \
-		"xom check [--conf FILE]" /etc/ld.so.preload "xom.conf (5)"; do
+		"xom check [--conf FILE]" /etc/ld.so.preload "xom.conf (5)" \
+		"xom learn" "xom profile show" "xom profile merge" "xom profile install" \
+		/var/cache/xom/profiles; do
 		has "$tmp/man" "$c" || { t_fail man "$page does not mention $c"; return; }
 	done
 	sed 's/\\-/-/g; s/\\f[BIR]//g; s/\\e/\\/g' "$B/xom.conf.5" >"$tmp/man5"

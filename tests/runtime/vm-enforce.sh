@@ -124,7 +124,7 @@ enforce)
 		rm -f "$W/profile"
 		door $d "mode=audit:profile=$W/profile" "$T" audit
 		t_check "audit-survives-$d" '[ $rc = 0 ] && grep -q survived $W/out && grep -q "^xom: allowed read of .*in xom_test_target" $W/err' "rc $rc: $(err)"
-		t_check "audit-profile-$d" '[ $(wc -l <$W/profile) -ge 2 ] && grep -Eq "^[0-9a-f]{40} 0x[0-9a-f]+000$" $W/profile' "profile: $(cat $W/profile)"
+		t_check "audit-profile-$d" '[ $(wc -l <$W/profile) -ge 2 ] && grep -Eq "^program [0-9a-f]{40} /" $W/profile && grep -Eq "^[0-9a-f]{40} 0x[0-9a-f]+000 /[^ ]+ # read of /[^ ]+\+0x[0-9a-f]+, in xom_test_target by /" $W/profile' "profile: $(cat $W/profile)"
 		door $d "profile=$W/profile" "$T" audit
 		t_check "enforce-with-profile-$d" '[ $rc = 0 ] && grep -q survived $W/out && [ ! -s $W/err ]' "rc $rc: $(err)"
 		door $d "" "$T" audit
