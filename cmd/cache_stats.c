@@ -100,21 +100,6 @@ static void put_time(char *buf, size_t cap, time_t t)
 		snprintf(buf, cap, "-");
 }
 
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
 /* One store's report; state is "ok", or what it is instead. */
 static void report(const char *label, const char *dir, const char *state,
                    const char *why, int trusted, const struct tally *t, int json)
@@ -125,12 +110,12 @@ static void report(const char *label, const char *dir, const char *state,
 	put_time(to, sizeof(to), t->newest);
 	if (json) {
 		printf("{\"store\": \"%s\", \"dir\": ", label);
-		json_str(dir ? dir : "");
+		put_json_str(dir ? dir : "");
 		printf(", \"state\": \"%s\", \"trusted\": %s", state,
 		       trusted ? "true" : "false");
 		if (why) {
 			printf(", \"why\": ");
-			json_str(why);
+			put_json_str(why);
 		}
 		printf(", \"plans\": %zu, \"plan_bytes\": %llu, \"stale\": %zu, \"gone\": %zu, "
 		       "\"changed\": %zu, \"unchecked\": %zu, \"sym_files\": %zu, "

@@ -52,6 +52,9 @@ const char *self_dir(void);
 /* Finds one of xom's own files there; 1 and its clean path in out, or 0. */
 int find_own(const char *name, char *out, size_t len);
 
+/* s as a JSON string, quotes included, on stdout. */
+void put_json_str(const char *s);
+
 /* ---- xom run's program (prog.c) --------------------------------------- */
 
 /* xom run's own exit codes; PROG's status passes through beside them, as a

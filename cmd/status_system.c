@@ -105,22 +105,6 @@ static double share(unsigned long xo, unsigned long readable)
 	return xo + readable ? 100.0 * (double)xo / (double)(xo + readable) : 0.0;
 }
 
-/* s as a JSON string. */
-static void put_json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
 static void print_row(const struct proc_row *r, int json)
 {
 	const char *what = r->door != DOOR_NONE ? door_names[r->door]
