@@ -5,7 +5,8 @@
  * Phase: object, except xom_object_at, which the fault handler calls: it
  * reads the table without a lock (see struct xom_object in loader.h).
  * Lookups by mapping go through a small open-addressed hash of slot
- * numbers, so that a sync over hundreds of objects costs one probe each.
+ * numbers, keyed by the load bias, so that a sync over hundreds of objects
+ * costs one probe each.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -43,19 +44,33 @@ const struct xom_object *xom_object_at(uintptr_t addr)
 	return NULL;
 }
 
-static unsigned hash_map(uintptr_t bias, uintptr_t lo)
+/* By bias alone: live objects have distinct biases (but for a main
+ * program at 0), and a sync that knows an object's program headers need
+ * not work out its span to find it. */
+static unsigned hash_map(uintptr_t bias)
 {
-	uint64_t h = (bias ^ (lo * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
+	uint64_t h = (bias >> 12) * 0x9e3779b97f4a7c15ull;
 
 	return (unsigned)(h >> 40) & (HASH_SLOTS - 1);
 }
 
 struct xom_object *xom_object_find(uintptr_t bias, uintptr_t lo)
 {
-	for (unsigned i = hash_map(bias, lo), n = 0; by_map[i] && n < HASH_SLOTS;
+	for (unsigned i = hash_map(bias), n = 0; by_map[i] && n < HASH_SLOTS;
 	     i = (i + 1) & (HASH_SLOTS - 1), n++) {
 		struct xom_object *o = &objs[by_map[i] - 1];
 		if (o->live && o->bias == bias && o->lo == lo)
+			return o;
+	}
+	return NULL;
+}
+
+struct xom_object *xom_object_find_ph(uintptr_t bias, const void *ph)
+{
+	for (unsigned i = hash_map(bias), n = 0; by_map[i] && n < HASH_SLOTS;
+	     i = (i + 1) & (HASH_SLOTS - 1), n++) {
+		struct xom_object *o = &objs[by_map[i] - 1];
+		if (o->live && o->bias == bias && o->ph == ph)
 			return o;
 	}
 	return NULL;
@@ -66,7 +81,7 @@ static void unhash(int k)
 {
 	const struct xom_object *o = &objs[k];
 
-	for (unsigned i = hash_map(o->bias, o->lo), n = 0;
+	for (unsigned i = hash_map(o->bias), n = 0;
 	     by_map[i] && n < HASH_SLOTS; i = (i + 1) & (HASH_SLOTS - 1), n++) {
 		if (by_map[i] != k + 1)
 			continue;
@@ -77,7 +92,7 @@ static void unhash(int k)
 		     j = (j + 1) & (HASH_SLOTS - 1)) {
 			uint16_t v = by_map[j];
 			by_map[j] = 0;
-			unsigned h = hash_map(objs[v - 1].bias, objs[v - 1].lo);
+			unsigned h = hash_map(objs[v - 1].bias);
 			while (by_map[h])
 				h = (h + 1) & (HASH_SLOTS - 1);
 			by_map[h] = v;
@@ -113,7 +128,7 @@ void xom_object_remember(const struct xom_object *src)
 		struct xom_object fill = *src;
 		fill.live = 0;
 		memcpy(o, &fill, sizeof(*o));
-		unsigned h = hash_map(o->bias, o->lo);
+		unsigned h = hash_map(o->bias);
 		while (by_map[h])
 			h = (h + 1) & (HASH_SLOTS - 1);
 		by_map[h] = (uint16_t)(i + 1);

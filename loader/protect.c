@@ -87,6 +87,7 @@ static void remember(const struct arrival *a, uintptr_t probe)
 	o.lo = a->lo;
 	o.hi = a->hi;
 	o.probe = probe;
+	o.ph = a->ph;
 	if (a->key.kind)
 		memcpy(o.key, a->key_name, sizeof(o.key));
 	xom_copy_str(o.path, sizeof(o.path), a->path ? a->path : "?");
@@ -402,7 +403,8 @@ static int run_batch(void (*apply)(void))
 
 int xom_batch_run(void)
 {
-	if (!xom_active) {
+	/* Nothing arrived (a sync after an unload): no batch, no calls. */
+	if (!xom_active || (!nbatch && !dropped)) {
 		nbatch = dropped = 0;
 		return 0;
 	}
@@ -411,7 +413,7 @@ int xom_batch_run(void)
 
 int xom_batch_run_walk(void (*walk)(void))
 {
-	if (!xom_active) {
+	if (!xom_active || (!nbatch && !dropped)) {
 		nbatch = dropped = 0;
 		return 0;
 	}

@@ -20,6 +20,7 @@ struct xom_opts xom_opt;
 int xom_active;
 int xom_started;
 int xom_secure;
+unsigned xom_euid;
 
 static struct xom_dirs store_dirs;
 
@@ -66,7 +67,8 @@ int xom_start(const char *who)
 		return 0;
 	if (xom_opt.backend == XOM_BACKEND_PKEY && xom_key_alloc() != 0)
 		return 0;
-	xom_store_dirs(&xom_opt, xom_secure, x_geteuid(), &store_dirs);
+	xom_euid = x_geteuid();
+	xom_store_dirs(&xom_opt, xom_secure, xom_euid, &store_dirs);
 	xom_helper_locate();
 	xom_fault_install();
 	xom_active = 1;
