@@ -16,7 +16,9 @@
  *   objects=LOADED repeat_ns=... cycle_ns=...
  * Exit status 0, 1 if a load failed, 2 on usage errors.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <dlfcn.h>
 #include <link.h>
 #include <stdio.h>

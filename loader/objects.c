@@ -23,6 +23,9 @@ static struct xom_object objs[MAX_OBJS];
  * pages of the slots that were used: the table is big, and touching all of
  * it would cost every process start many page faults. */
 static int nobjs;
+/* No slot below this one is free: a start-up that fills the table in order
+ * finds each free slot at once. */
+static int first_free;
 /* Slot number + 1 of each mapping, by hash of (bias, lo); 0 is empty.
  * Forgotten slots stay in the hash (their live flag says so) until the
  * slot is reused. */
@@ -103,7 +106,11 @@ static void unhash(int k)
 
 void xom_object_forget(struct xom_object *o)
 {
+	int k = (int)(o - objs);
+
 	__atomic_store_n(&o->live, 0, __ATOMIC_RELEASE);
+	if (k < first_free)
+		first_free = k;
 }
 
 void xom_forget_range(uintptr_t start, uintptr_t end)
@@ -117,10 +124,11 @@ void xom_forget_range(uintptr_t start, uintptr_t end)
 
 void xom_object_remember(const struct xom_object *src)
 {
-	for (int i = 0; i < MAX_OBJS && i <= nobjs; i++) {
+	for (int i = first_free; i < MAX_OBJS && i <= nobjs; i++) {
 		struct xom_object *o = &objs[i];
 		if (o->live)
 			continue;
+		first_free = i + 1;
 		if (i < nobjs)
 			unhash(i);
 		/* The handler may be reading this slot: fill it while it is
