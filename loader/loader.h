@@ -141,6 +141,8 @@ void xom_object_remember(const struct xom_object *o);
 /* Calls fn for every live object; fn may forget it. */
 void xom_objects_each(void (*fn)(struct xom_object *o, void *arg), void *arg);
 void xom_object_forget(struct xom_object *o);
+/* 1 while no slot of the table was ever used. */
+int xom_objects_none(void);
 
 /* Enters and leaves the object phase (see the top of this file). */
 void xom_enter(void);

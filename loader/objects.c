@@ -36,6 +36,11 @@ static int used(void)
 	return __atomic_load_n(&nobjs, __ATOMIC_ACQUIRE);
 }
 
+int xom_objects_none(void)
+{
+	return used() == 0;
+}
+
 const struct xom_object *xom_object_at(uintptr_t addr)
 {
 	for (int i = 0; i < used(); i++) {

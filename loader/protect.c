@@ -313,6 +313,8 @@ static void forget_overlapped(void)
 {
 	size_t n = 0;
 
+	if (xom_objects_none())
+		return;         /* the first batch: nothing known to go stale */
 	for (size_t i = 0; i < nbatch; i++)
 		by_lo[n++] = (uint16_t)i;
 	for (size_t i = n / 2; i-- > 0; )
