@@ -1,6 +1,6 @@
 # bench/: xom measured against its baselines (see bench/README.md).
 #
-#   make bench        the full run (under 10 minutes on two cores); writes
+#   make bench        the full run (about 15 minutes on two cores); writes
 #                     bench/results.md and bench/coverage.png
 #   make bench-quick  a small fixed subset (under a minute), into $(B)/bench
 #   make check-bench  runs bench-quick and checks that its report is
