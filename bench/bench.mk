@@ -1,6 +1,6 @@
 # bench/: xom measured against its baselines (see bench/README.md).
 #
-#   make bench        the full run (under 10 minutes on two cores); writes
+#   make bench        the full run (about 15 minutes on two cores); writes
 #                     bench/results.md and bench/coverage.png
 #   make bench-quick  a small fixed subset (under a minute), into $(B)/bench
 #   make check-bench  runs bench-quick and checks that its report is
@@ -9,7 +9,7 @@
 
 BENCH_PROGS := $(B)/bench/runner $(B)/bench/capstone_decode \
 	$(B)/bench/scan_time $(B)/bench/libempty.so $(B)/bench/dlopen_one \
-	$(B)/bench/vm_runtime.sh
+	$(B)/bench/dlopen_loop $(B)/bench/many/many $(B)/bench/vm_runtime.sh
 
 CHECKS += check-bench
 .PHONY: bench bench-quick check-bench bench-progs
@@ -31,6 +31,16 @@ $(B)/bench/scan_time: bench/scan_time.c $(B)/libxom-scan.a | $(B)/.deps-build
 $(B)/bench/dlopen_one: bench/dlopen_one.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(XCFLAGS) -o $@ $< $(XLDFLAGS) -ldl
+
+$(B)/bench/dlopen_loop: bench/dlopen_loop.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(XCFLAGS) -o $@ $< $(XLDFLAGS) -ldl
+
+# 200 small libraries and a program linked against them all (a minute of
+# compiling at most, once).
+$(B)/bench/many/many: bench/gen_many.sh
+	@rm -rf $(@D)
+	sh bench/gen_many.sh 200 $(@D) "$(CC)"
 
 $(B)/bench/libempty.so: bench/empty.c
 	@mkdir -p $(@D)

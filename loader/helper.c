@@ -332,6 +332,7 @@ int xom_helper_run(const char *const *paths, size_t n,
 		return -1;
 	}
 	int rc = run_scratch(paths, n, out, why, mem, len);
+	xom_stores_changed();
 	x_munmap(sc, sizeof(*sc));
 	sc = NULL;
 	return rc;

@@ -42,6 +42,7 @@ extern struct xom_opts xom_opt;         /* parsed once, read everywhere */
 extern int xom_active;                  /* 1 once start-up succeeded */
 extern int xom_started;                 /* 1 once the first batch is done */
 extern int xom_secure;                  /* AT_SECURE: the caller is not trusted */
+extern unsigned xom_euid;               /* the effective user ID at start-up */
 /* Writes in one system call the pages of .bss that every start uses
  * (see hotend.c); the doors call it first thing. */
 void xom_prefault(void);
@@ -128,15 +129,20 @@ struct xom_object {
 	uint32_t seen;                  /* sync generation (objects.c) */
 	uintptr_t bias, lo, hi;         /* executable span in memory */
 	uintptr_t probe;                /* an execute-only address, or 0 */
+	const void *ph;                 /* its program headers (a key, never read) */
 	char key[XOM_KEY_NAME_MAX];     /* the plan's key, named */
 	char path[256];
 };
 const struct xom_object *xom_object_at(uintptr_t addr);        /* [fault] */
 struct xom_object *xom_object_find(uintptr_t bias, uintptr_t lo);
+/* The same object found by its program headers' address, without its span. */
+struct xom_object *xom_object_find_ph(uintptr_t bias, const void *ph);
 void xom_object_remember(const struct xom_object *o);
 /* Calls fn for every live object; fn may forget it. */
 void xom_objects_each(void (*fn)(struct xom_object *o, void *arg), void *arg);
 void xom_object_forget(struct xom_object *o);
+/* 1 while no slot of the table was ever used. */
+int xom_objects_none(void);
 
 /* Enters and leaves the object phase (see the top of this file). */
 void xom_enter(void);
@@ -153,6 +159,8 @@ const struct xom_plan_head *xom_stores_find(struct xom_stores *st,
                                             const struct xom_plan_key *k,
                                             int *which);
 void xom_stores_close(struct xom_stores *st);
+/* A helper ran: a store found missing may exist now. */
+void xom_stores_changed(void);
 
 /* ---- helper.c: the xom-plan helper ------------------------------------- */
 void xom_helper_locate(void);                                   /* start */

@@ -5,7 +5,8 @@
  * Phase: object, except xom_object_at, which the fault handler calls: it
  * reads the table without a lock (see struct xom_object in loader.h).
  * Lookups by mapping go through a small open-addressed hash of slot
- * numbers, so that a sync over hundreds of objects costs one probe each.
+ * numbers, keyed by the load bias, so that a sync over hundreds of objects
+ * costs one probe each.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -22,6 +23,9 @@ static struct xom_object objs[MAX_OBJS];
  * pages of the slots that were used: the table is big, and touching all of
  * it would cost every process start many page faults. */
 static int nobjs;
+/* No slot below this one is free: a start-up that fills the table in order
+ * finds each free slot at once. */
+static int first_free;
 /* Slot number + 1 of each mapping, by hash of (bias, lo); 0 is empty.
  * Forgotten slots stay in the hash (their live flag says so) until the
  * slot is reused. */
@@ -30,6 +34,11 @@ static uint16_t by_map[HASH_SLOTS];
 static int used(void)
 {
 	return __atomic_load_n(&nobjs, __ATOMIC_ACQUIRE);
+}
+
+int xom_objects_none(void)
+{
+	return used() == 0;
 }
 
 const struct xom_object *xom_object_at(uintptr_t addr)
@@ -43,19 +52,33 @@ const struct xom_object *xom_object_at(uintptr_t addr)
 	return NULL;
 }
 
-static unsigned hash_map(uintptr_t bias, uintptr_t lo)
+/* By bias alone: live objects have distinct biases (but for a main
+ * program at 0), and a sync that knows an object's program headers need
+ * not work out its span to find it. */
+static unsigned hash_map(uintptr_t bias)
 {
-	uint64_t h = (bias ^ (lo * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
+	uint64_t h = (bias >> 12) * 0x9e3779b97f4a7c15ull;
 
 	return (unsigned)(h >> 40) & (HASH_SLOTS - 1);
 }
 
 struct xom_object *xom_object_find(uintptr_t bias, uintptr_t lo)
 {
-	for (unsigned i = hash_map(bias, lo), n = 0; by_map[i] && n < HASH_SLOTS;
+	for (unsigned i = hash_map(bias), n = 0; by_map[i] && n < HASH_SLOTS;
 	     i = (i + 1) & (HASH_SLOTS - 1), n++) {
 		struct xom_object *o = &objs[by_map[i] - 1];
 		if (o->live && o->bias == bias && o->lo == lo)
+			return o;
+	}
+	return NULL;
+}
+
+struct xom_object *xom_object_find_ph(uintptr_t bias, const void *ph)
+{
+	for (unsigned i = hash_map(bias), n = 0; by_map[i] && n < HASH_SLOTS;
+	     i = (i + 1) & (HASH_SLOTS - 1), n++) {
+		struct xom_object *o = &objs[by_map[i] - 1];
+		if (o->live && o->bias == bias && o->ph == ph)
 			return o;
 	}
 	return NULL;
@@ -66,7 +89,7 @@ static void unhash(int k)
 {
 	const struct xom_object *o = &objs[k];
 
-	for (unsigned i = hash_map(o->bias, o->lo), n = 0;
+	for (unsigned i = hash_map(o->bias), n = 0;
 	     by_map[i] && n < HASH_SLOTS; i = (i + 1) & (HASH_SLOTS - 1), n++) {
 		if (by_map[i] != k + 1)
 			continue;
@@ -77,7 +100,7 @@ static void unhash(int k)
 		     j = (j + 1) & (HASH_SLOTS - 1)) {
 			uint16_t v = by_map[j];
 			by_map[j] = 0;
-			unsigned h = hash_map(objs[v - 1].bias, objs[v - 1].lo);
+			unsigned h = hash_map(objs[v - 1].bias);
 			while (by_map[h])
 				h = (h + 1) & (HASH_SLOTS - 1);
 			by_map[h] = v;
@@ -88,7 +111,11 @@ static void unhash(int k)
 
 void xom_object_forget(struct xom_object *o)
 {
+	int k = (int)(o - objs);
+
 	__atomic_store_n(&o->live, 0, __ATOMIC_RELEASE);
+	if (k < first_free)
+		first_free = k;
 }
 
 void xom_forget_range(uintptr_t start, uintptr_t end)
@@ -102,10 +129,11 @@ void xom_forget_range(uintptr_t start, uintptr_t end)
 
 void xom_object_remember(const struct xom_object *src)
 {
-	for (int i = 0; i < MAX_OBJS && i <= nobjs; i++) {
+	for (int i = first_free; i < MAX_OBJS && i <= nobjs; i++) {
 		struct xom_object *o = &objs[i];
 		if (o->live)
 			continue;
+		first_free = i + 1;
 		if (i < nobjs)
 			unhash(i);
 		/* The handler may be reading this slot: fill it while it is
@@ -113,7 +141,7 @@ void xom_object_remember(const struct xom_object *src)
 		struct xom_object fill = *src;
 		fill.live = 0;
 		memcpy(o, &fill, sizeof(*o));
-		unsigned h = hash_map(o->bias, o->lo);
+		unsigned h = hash_map(o->bias);
 		while (by_map[h])
 			h = (h + 1) & (HASH_SLOTS - 1);
 		by_map[h] = (uint16_t)(i + 1);

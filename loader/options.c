@@ -506,9 +506,11 @@ const char *xom_dir_path(const struct xom_dirs *d, int i, char *buf, size_t cap)
 
 int xom_opt_excludes(const struct xom_opts *o, const char *path)
 {
-	const char *base = strrchr(path, '/');
 	char pat[256];
 
+	if (!o->exclude || !*o->exclude)
+		return 0;
+	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
 	for (const char *p = o->exclude; p && *p;) {
 		const char *comma = strchr(p, ',');

@@ -87,10 +87,10 @@ static void remember(const struct arrival *a, uintptr_t probe)
 	o.lo = a->lo;
 	o.hi = a->hi;
 	o.probe = probe;
+	o.ph = a->ph;
 	if (a->key.kind)
 		memcpy(o.key, a->key_name, sizeof(o.key));
 	xom_copy_str(o.path, sizeof(o.path), a->path ? a->path : "?");
-	xom_forget_range(a->lo, a->hi);
 	xom_object_remember(&o);
 }
 
@@ -258,6 +258,76 @@ static void plan_misses(void **mem, size_t *len)
 	}
 }
 
+/*
+ * Forgets every known object that overlaps an arrival without being the
+ * same mapping: an entry left over from an object that went away unseen.
+ * The arrivals are sorted by address once, and each known object is looked
+ * up among them, so a batch of k arrivals with n objects known costs
+ * O((n + k) log k), not n * k.
+ */
+static uint16_t by_lo[MAX_BATCH];
+
+static int lo_before(size_t x, size_t y)
+{
+	return batch[by_lo[x]].lo < batch[by_lo[y]].lo;
+}
+
+static void sift(size_t root, size_t n)
+{
+	for (size_t c; (c = 2 * root + 1) < n; root = c) {
+		if (c + 1 < n && lo_before(c, c + 1))
+			c++;
+		if (!lo_before(root, c))
+			return;
+		uint16_t t = by_lo[root];
+		by_lo[root] = by_lo[c];
+		by_lo[c] = t;
+	}
+}
+
+static void forget_stale(struct xom_object *o, void *arg)
+{
+	size_t n = *(size_t *)arg, lo = 0, hi = n;
+
+	/* The first arrival that ends above o's start. */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (batch[by_lo[mid]].hi <= o->lo)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Arrivals are live mappings and do not overlap one another, so
+	 * their ends are sorted too; only the first can overlap o's start,
+	 * and the later ones o's end. */
+	for (; lo < n && batch[by_lo[lo]].lo < o->hi; lo++) {
+		const struct arrival *a = &batch[by_lo[lo]];
+		if (a->bias != o->bias || a->lo != o->lo) {
+			xom_object_forget(o);
+			return;
+		}
+	}
+}
+
+static void forget_overlapped(void)
+{
+	size_t n = 0;
+
+	if (xom_objects_none())
+		return;         /* the first batch: nothing known to go stale */
+	for (size_t i = 0; i < nbatch; i++)
+		by_lo[n++] = (uint16_t)i;
+	for (size_t i = n / 2; i-- > 0; )
+		sift(i, n);
+	for (size_t end = n; end > 1; end--) {
+		uint16_t t = by_lo[0];
+		by_lo[0] = by_lo[end - 1];
+		by_lo[end - 1] = t;
+		sift(0, end - 1);
+	}
+	xom_objects_each(forget_stale, &n);
+}
+
 /* ---- pass 3 ------------------------------------------------------------ */
 
 /* Applies what pass 2 found to one arrival, whose program headers ph are
@@ -384,6 +454,7 @@ static int run_batch(void (*apply)(void))
 
 	xom_enter();
 	xom_stores_open(&st);
+	forget_overlapped();
 	for (size_t i = 0; i < nbatch; i++) {
 		batch[i].outcome = XOM_APPLIED;
 		misses += (size_t)classify(&batch[i], &st);
@@ -417,7 +488,8 @@ static int run_batch(void (*apply)(void))
 
 int xom_batch_run(void)
 {
-	if (!xom_active) {
+	/* Nothing arrived (a sync after an unload): no batch, no calls. */
+	if (!xom_active || (!nbatch && !dropped)) {
 		nbatch = dropped = 0;
 		return 0;
 	}
@@ -426,7 +498,7 @@ int xom_batch_run(void)
 
 int xom_batch_run_walk(void (*walk)(void))
 {
-	if (!xom_active) {
+	if (!xom_active || (!nbatch && !dropped)) {
 		nbatch = dropped = 0;
 		return 0;
 	}

@@ -20,6 +20,7 @@ struct xom_opts xom_opt;
 int xom_active;
 int xom_started;
 int xom_secure;
+unsigned xom_euid;
 
 static struct xom_dirs store_dirs;
 
@@ -34,15 +35,18 @@ const char *xom_store_dir(int i, char *buf, size_t cap)
 	return xom_dir_path(&store_dirs, i, buf, cap);
 }
 
-/* Populates the pages from the start of .bss to xom_hot_end (hotend.c)
- * in one call.  Kernels before 5.14 do not know MADV_POPULATE_WRITE: then
- * the pages fault in one by one, as they would anyway. */
+/* Populates the pages from the start of .bss to xom_hot_end (hotend.c),
+ * and one page more, in one call: objects.o is linked right after
+ * hotend.o, and that page holds the end of its hash, its counts and the
+ * table's first slots, which every start writes too.  Kernels before 5.14
+ * do not know MADV_POPULATE_WRITE: then the pages fault in one by one, as
+ * they would anyway. */
 void xom_prefault(void)
 {
 	extern char __bss_start[] __attribute__((visibility("hidden")));
 	extern char xom_hot_end[] __attribute__((visibility("hidden")));
 	uintptr_t lo = (uintptr_t)__bss_start & ~(XOM_PAGE - 1);
-	uintptr_t hi = ((uintptr_t)xom_hot_end + XOM_PAGE) & ~(XOM_PAGE - 1);
+	uintptr_t hi = ((uintptr_t)xom_hot_end + 2 * XOM_PAGE) & ~(XOM_PAGE - 1);
 
 	if (hi > lo && hi - lo <= 16 * XOM_PAGE)
 		sys3(SYS_madvise, (long)lo, (long)(hi - lo), 23 /* MADV_POPULATE_WRITE */);
@@ -66,7 +70,8 @@ int xom_start(const char *who)
 		return 0;
 	if (xom_opt.backend == XOM_BACKEND_PKEY && xom_key_alloc() != 0)
 		return 0;
-	xom_store_dirs(&xom_opt, xom_secure, x_geteuid(), &store_dirs);
+	xom_euid = x_geteuid();
+	xom_store_dirs(&xom_opt, xom_secure, xom_euid, &store_dirs);
 	xom_helper_locate();
 	xom_fault_install();
 	xom_active = 1;

@@ -9,11 +9,24 @@
  * (system) or to this user (and be writable by nobody else), its head is
  * checked, and each plan is checked and compared with the key in full
  * (xom_store_find).  The runtime never writes a store; the helper does.
+ * A warm batch costs five system calls, whatever its size: open, fstat,
+ * mmap and close of the one index that has the plans, and its munmap.
  */
+#include <errno.h>
 #include <sys/mman.h>
 
 #include "loader.h"
 #include "sys.h"
+
+/* Stores found missing: not asked again until a helper run, which may
+ * create the user's (xom_stores_changed).  A system store built while a
+ * process runs is seen by the processes started after it. */
+static uint8_t absent[XOM_NSTORES];
+
+void xom_stores_changed(void)
+{
+	memset(absent, 0, sizeof(absent));
+}
 
 static int sys_lstat(const char *path, struct stat *st)
 {
@@ -38,13 +51,17 @@ static int map_store(struct xom_store *s, int i)
 		return -1;
 	size_t n = strlen(dir);
 	memcpy(path + n, "/" XOM_STORE_INDEX, sizeof("/" XOM_STORE_INDEX));
+	if (absent[i])
+		return -1;
 	long fd = x_open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (fd == -ENOENT)
+		absent[i] = 1;
 	if (SYS_FAILED(fd))
 		return -1;
 	void *p = NULL;
 	if (x_fstat((int)fd, &st) != 0 || !S_ISREG(st.st_mode))
 		why = "not a regular file";
-	else if (st.st_uid != (system ? 0 : x_geteuid()) || (st.st_mode & 022))
+	else if (st.st_uid != (system ? 0 : xom_euid) || (st.st_mode & 022))
 		why = system ? "not root's alone" : "not yours alone";
 	else if (st.st_size < (off_t)sizeof(struct xom_store_head)
 	         || st.st_size > (off_t)XOM_STORE_MAX)

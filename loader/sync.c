@@ -6,9 +6,11 @@
  * linker's write lock held, and libc's own dlopen takes the load lock
  * first, so the callbacks only read memory: the first walk collects
  * (xom_batch_add), the batch finds its plans after it, and a second walk
- * applies them to the objects still listed (see protect.c).  glibc counts the objects ever added and removed; when
- * neither count has moved since the last sync there is nothing to do, so a
- * dlopen of a library already loaded costs two loads.
+ * applies them to the objects still listed (see protect.c).  glibc counts
+ * the objects ever added and removed; when neither count has moved since
+ * the last sync there is nothing to do, so a dlopen of a library already
+ * loaded costs two loads, and otherwise each known object costs one probe
+ * of the table's hash (see collect).
  */
 #include <sys/single_threaded.h>
 
@@ -21,7 +23,9 @@ static uint32_t generation;
 
 struct walk {
 	unsigned long long adds, subs;
-	int first, unloaded;
+	int first;
+	int unloaded;           /* something was unloaded since the last sync */
+	int renewed;            /* ... and something loaded: maybe at the same place */
 };
 
 static int read_counts(struct dl_phdr_info *info, size_t size, void *arg)
@@ -34,6 +38,14 @@ static int read_counts(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
+/*
+ * Only a new link map can be a new mapping at an old address, and only
+ * after an unload: while nothing was unloaded since the last sync, an
+ * object listed where a known one lies is that object, and while nothing
+ * was loaded, no listed object is new.  So a known object costs one probe
+ * of the table by its program headers, and only when both counts moved are
+ * names compared and the late objects checked again.
+ */
 static int collect(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct walk *w = arg;
@@ -48,18 +60,24 @@ static int collect(struct dl_phdr_info *info, size_t size, void *arg)
 		 * library unloaded and loaded again in between may be mapped at
 		 * its old address, unprotected. */
 		w->unloaded = w->subs != last_subs;
+		w->renewed = w->unloaded && w->adds != last_adds;
 		w->first = 0;
 	}
-	xom_elf_exec_span(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum,
-	                  &lo, &hi);
-	if (lo >= hi)
-		return 0;
-	struct xom_object *o = xom_object_find(info->dlpi_addr, lo);
+	struct xom_object *o = xom_object_find_ph(info->dlpi_addr, info->dlpi_phdr);
+	if (!o) {
+		xom_elf_exec_span(info->dlpi_addr, info->dlpi_phdr,
+		                  info->dlpi_phnum, &lo, &hi);
+		if (lo >= hi)
+			return 0;
+		o = xom_object_find(info->dlpi_addr, lo);
+	}
 	int flags = (main ? XOM_OBJ_MAIN : 0) | (xom_started ? XOM_OBJ_LATE : 0);
-	if (o && (main || !strncmp(o->path, info->dlpi_name, sizeof(o->path) - 1))) {
+	if (o && (!w->renewed || main
+	          || !strncmp(o->path, info->dlpi_name, sizeof(o->path) - 1))) {
 		o->seen = generation;
-		/* After an unload, a late object may be a new mapping. */
-		if (!w->unloaded || !(o->flags & XOM_OBJ_LATE))
+		/* After an unload and a load, a late object may be a new
+		 * mapping. */
+		if (!w->renewed || !(o->flags & XOM_OBJ_LATE))
 			return 0;
 		flags |= XOM_OBJ_VERIFY;
 	}
@@ -92,7 +110,7 @@ static void forget_unseen(struct xom_object *o, void *arg)
 
 int xom_sync_objects(void)
 {
-	struct walk w = { 0, 0, 1, 0 };
+	struct walk w = { 0, 0, 1, 0, 0 };
 
 	if (!xom_active)
 		return 0;
@@ -104,7 +122,9 @@ int xom_sync_objects(void)
 	generation++;
 	w.first = 1;
 	dl_iterate_phdr(collect, &w);
-	xom_objects_each(forget_unseen, NULL);
+	/* Without an unload, every late object is still listed. */
+	if (w.unloaded)
+		xom_objects_each(forget_unseen, NULL);
 	/* A second walk keeps objects that another thread unloads meanwhile
 	 * out of pass 3.  With one thread, nothing can be unloaded. */
 	int rc = __libc_single_threaded ? xom_batch_run()

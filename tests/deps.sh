@@ -24,8 +24,9 @@ pkgs_for() {
 	# tests/cmd/guest-learn.sh compiles with.
 	vm)    echo "qemu-system-x86 cpio xz-utils zstd gcc binutils libc6-dev openssl python3 python3.11 libpython3.11-stdlib perl gpg git dash bash coreutils tar util-linux aom-tools dav1d vpx-tools libx264-164 libswscale6 libswresample4 ffmpeg libpython3.11-testsuite sqlite3" ;;
 	# objdump (binutils) is the scan-speed baseline, gnuplot draws the
-	# coverage plot.
-	bench) echo "python3 gnuplot-nox binutils time" ;;
+	# coverage plot, valgrind (callgrind) counts instructions and strace
+	# the runtime's system calls.
+	bench) echo "python3 gnuplot-nox binutils time valgrind strace" ;;
 	# libFuzzer is in clang's runtime package; clang links it against
 	# libstdc++.
 	fuzz)  echo "clang libclang-rt-14-dev libstdc++-12-dev" ;;

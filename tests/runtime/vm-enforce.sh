@@ -110,6 +110,9 @@ enforce)
 			door $d "" "$T" reload-behind "$LIB"
 			if grep -q "^SKIP" $W/out; then t_skip reload-behind "$(sed -n 's/^SKIP reload-behind: //p' $W/out)"
 			else t_check reload-behind '[ $rc = 0 ] && grep -q "^PASS" $W/out' "rc $rc: $(cat $W/out) $(err)"; fi
+			door $d "" "$T" reload-behind "$LIB" "$B/tests/runtime/libswap1.so"
+			if grep -q "^SKIP" $W/out; then t_skip reload-behind-split "$(sed -n 's/^SKIP reload-behind-split: //p' $W/out)"
+			else t_check reload-behind-split '[ $rc = 0 ] && grep -q "^PASS" $W/out' "rc $rc: $(cat $W/out) $(err)"; fi
 		fi
 		door $d "" "$T" memscan
 		t_check "plans-not-in-memory-$d" 'grep -q "^PASS" $W/out' "$(cat $W/out) $(err)"

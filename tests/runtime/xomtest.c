@@ -295,6 +295,11 @@ static int m_cycle(int argc, char **argv)
  * wrap), the way another thread's pair of calls can fall between two of
  * the door's syncs.  It lands at its old address, unprotected; the next
  * dlopen through the door must notice and protect it again.
+ *
+ * reload-behind LIB OTHER: the same, but the door's dlclose of OTHER falls
+ * between the two, so that the door sees the unload alone (no object
+ * added), and then the load alone: the door must have forgotten LIB at the
+ * unload, or the load looks like nothing new.
  */
 static int m_reload_behind(int argc, char **argv)
 {
@@ -310,7 +315,15 @@ static int m_reload_behind(int argc, char **argv)
 	CHECK(h, "dlopen: %s", dlerror());
 	void *f = dlsym(h, "xom_target_add");
 	CHECK(f && is_xom(f) == 1, "%s not execute-only after the first dlopen", argv[1]);
+	void *other = NULL;
+	if (argc > 2) {
+		test_name = "reload-behind-split";
+		other = dlopen(argv[2], RTLD_NOW);
+		CHECK(other, "dlopen %s: %s", argv[2], dlerror());
+	}
 	raw_close(h);
+	if (other)
+		CHECK(dlclose(other) == 0, "dlclose %s: %s", argv[2], dlerror());
 	h = raw_open(argv[1], RTLD_NOW);
 	CHECK(h, "libc's dlopen: %s", dlerror());
 	void *g = dlsym(h, "xom_target_add");
@@ -471,7 +484,7 @@ const struct mode core_modes[] = {
 	{ "maps", "LIB|iconv|- NAME...", "smaps and reads agree: NAME is execute-only", m_maps },
 	{ "threads", "LIB N SECONDS EXPECT_XOM", "dlopen/dlclose in N threads", m_threads },
 	{ "cycle", "LIB N", "dlopen/dlclose without growing xom's mappings", m_cycle },
-	{ "reload-behind", "LIB", "reloaded behind the door: protected again", m_reload_behind },
+	{ "reload-behind", "LIB [OTHER]", "reloaded behind the door: protected again", m_reload_behind },
 	{ "fork", "", "fork, fork+exec keep the protection", m_fork },
 	{ "vfork", "", "vfork+exec keeps the protection", m_fork },
 	{ "memscan", "", "no plan or store index in readable memory", m_memscan },
