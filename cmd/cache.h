@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "../loader/options.h"
 #include "../loader/plan/xom_plan.h"
 
 /* ---- cache.c ------------------------------------------------------------- */
@@ -118,6 +119,16 @@ void store_each(const struct store_index *ix,
  * writable by nobody else.  0, or -1 with the reason in why.
  */
 int store_trusted(const char *dir, int system, char *why, size_t cap);
+
+/* Every store this user would read, mapped in the runtime's order (under
+ * XOM_OPTIONS, or the defaults where they are invalid); a store that is
+ * missing or not trusted stays unmapped.  For the readers of plans (xom
+ * status, xom profile show). */
+struct stores {
+	struct store_index ix[XOM_NSTORES];
+};
+void stores_open(struct stores *st);
+void stores_close(struct stores *st);
 
 /* The key that the runtime looks the file at path up by: its build-id,
  * else its identity.  0, or -1 (errno set). */

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -187,4 +188,30 @@ int plan_state(const struct xom_plan_head *p)
 	if (file_key(path, &got) != 0)
 		return PLAN_UNCHECKED;
 	return xom_key_equal(&want, &got) ? PLAN_CURRENT : PLAN_CHANGED;
+}
+
+/* ---- the stores a reader maps -------------------------------------------- */
+
+void stores_open(struct stores *st)
+{
+	char buf[4096], err[256], dir[PATH_MAX], why[PATH_MAX + 64];
+	struct xom_opts o;
+	struct xom_dirs d;
+	int require;
+
+	memset(st, 0, sizeof *st);
+	if (xom_options_parse(getenv("XOM_OPTIONS"), &o, buf, sizeof buf, &require,
+	                      err, sizeof err) != 0)
+		xom_options_parse(NULL, &o, buf, sizeof buf, &require, err, sizeof err);
+	xom_store_dirs(&o, 0, geteuid(), &d);
+	for (int i = 0; i < XOM_NSTORES; i++)
+		if (xom_dir_path(&d, i, dir, sizeof dir)
+		    && store_trusted(dir, i == XOM_STORE_SYSTEM, why, sizeof why) == 0)
+			store_map(dir, &st->ix[i]);
+}
+
+void stores_close(struct stores *st)
+{
+	for (int i = 0; i < XOM_NSTORES; i++)
+		store_unmap(&st->ix[i]);
 }

@@ -52,29 +52,6 @@ const char profile_usage[] =
 
 /* ---- show ----------------------------------------------------------------- */
 
-struct stores { struct store_index ix[XOM_NSTORES]; };
-
-static void stores_open(struct stores *st)
-{
-	char buf[4096], dir[PATH_MAX], why[PATH_MAX + 64];
-	struct xom_opts o;
-	struct xom_dirs d;
-
-	memset(st, 0, sizeof *st);
-	profile_options(&o, buf, sizeof buf);
-	xom_store_dirs(&o, 0, geteuid(), &d);
-	for (int i = 0; i < XOM_NSTORES; i++)
-		if (xom_dir_path(&d, i, dir, sizeof dir)
-		    && store_trusted(dir, i == XOM_STORE_SYSTEM, why, sizeof why) == 0)
-			store_map(dir, &st->ix[i]);
-}
-
-static void stores_close(struct stores *st)
-{
-	for (int i = 0; i < XOM_NSTORES; i++)
-		store_unmap(&st->ix[i]);
-}
-
 /* The key of a profile's object: a build-id in hex, or (for a path) the
  * identity of the file there now. */
 static int item_key(const char *key, struct xom_plan_key *k)

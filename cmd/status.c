@@ -45,35 +45,6 @@ const char status_usage[] =
 	"process per line, then one with the totals.\n"
 	"Exit status: 0 shown, 1 no such process or it cannot be read, 64 usage.\n";
 
-/* The plan stores this user can read, mapped, in the runtime's order. */
-struct stores {
-	struct store_index ix[XOM_NSTORES];
-};
-
-static void stores_open(struct stores *st)
-{
-	char buf[4096], err[256], dir[PATH_MAX], why[PATH_MAX + 64];
-	struct xom_opts o;
-	struct xom_dirs d;
-	int require;
-
-	memset(st, 0, sizeof *st);
-	if (xom_options_parse(getenv("XOM_OPTIONS"), &o, buf, sizeof buf, &require,
-	                      err, sizeof err) != 0)
-		xom_options_parse(NULL, &o, buf, sizeof buf, &require, err, sizeof err);
-	xom_store_dirs(&o, 0, geteuid(), &d);
-	for (int i = 0; i < XOM_NSTORES; i++)
-		if (xom_dir_path(&d, i, dir, sizeof dir)
-		    && store_trusted(dir, i == XOM_STORE_SYSTEM, why, sizeof why) == 0)
-			store_map(dir, &st->ix[i]);
-}
-
-static void stores_close(struct stores *st)
-{
-	for (int i = 0; i < XOM_NSTORES; i++)
-		store_unmap(&st->ix[i]);
-}
-
 /* The readable bytes and gadget candidates of o's plan, as text. */
 static void surface(const struct stores *st, const struct obj_pages *o,
                     char *bytes, char *gadgets, size_t cap)
