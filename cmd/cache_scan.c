@@ -359,7 +359,14 @@ static int start_job(struct job *j)
 	if (rc != 0) {
 		close(out[0]);
 		j->pid = 0;
-		say("cannot run %s: %s", s.o->helper, strerror(rc));
+		/* The helper's stderr is /dev/null: in a bare chroot, where /dev
+		 * is empty, posix_spawn fails with ENOENT as if the helper were
+		 * missing. */
+		if (rc == ENOENT && access("/dev/null", W_OK) != 0)
+			say("cannot run %s: there is no /dev/null (in a chroot, mount /dev first)",
+			    s.o->helper);
+		else
+			say("cannot run %s: %s", s.o->helper, strerror(rc));
 		return -1;
 	}
 	j->out = out[0];
