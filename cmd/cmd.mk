@@ -213,3 +213,16 @@ $(GCC_PLANS): $(B)/xom $(B)/xom-plan $(B)/libxom-scan.so $(B)/tests/runtime/libx
 # guest-cache.sh and guest-learn.sh, which need the probe, the cache test's
 # libraries and gcc's plans (and the demo programs, see demo/demo.mk).
 check-vm vm-progs: $(CMD_TEST_PROGS) $(GCC_PLANS) $(BUILT_PROFILES)
+
+# The systemd boot's tests (tests/cmd/guest-systemd.sh, guest-container.sh)
+# use xom as `make install DESTDIR=... PREFIX=/usr/local` lays it out: the
+# container recipe of README.md starts with that command.  It is installed
+# into a folder of the build, which every guest gets.
+VM_INSTALL := $(B)/tests/install
+$(VM_INSTALL)/.installed: $(B)/xom $(B)/xom-scan $(RUNTIME_FILES) $(B)/xom.1 $(B)/xom.conf.5 \
+		cmd/apt-hook.sh.in cmd/90xom.in etc/xom.conf $(BUILT_PROFILES)
+	rm -rf $(VM_INSTALL)
+	$(MAKE) --no-print-directory -s install B=$(B) DESTDIR=$(abspath $(VM_INSTALL)) \
+		PREFIX=/usr/local APT_CONF_D= >/dev/null
+	touch $@
+check-vm vm-progs: $(VM_INSTALL)/.installed

@@ -21,8 +21,9 @@ pkgs_for() {
 	# nor are the codec programs and libraries of tests/scan/vm-codecs.sh,
 	# nor the real-program corpus of tests/vm/corpus-files.list (ffmpeg,
 	# Python's regression tests, git, sqlite3), nor the gcc that
-	# tests/cmd/guest-learn.sh compiles with.
-	vm)    echo "qemu-system-x86 cpio xz-utils zstd gcc binutils libc6-dev openssl python3 python3.11 libpython3.11-stdlib perl gpg git dash bash coreutils tar util-linux aom-tools dav1d vpx-tools libx264-164 libswscale6 libswresample4 ffmpeg libpython3.11-testsuite sqlite3" ;;
+	# tests/cmd/guest-learn.sh compiles with, nor the systemd, crun and
+	# mount of the services boot (tests/vm/services-files.list).
+	vm)    echo "qemu-system-x86 cpio xz-utils zstd gcc binutils libc6-dev openssl python3 python3.11 libpython3.11-stdlib perl gpg git dash bash coreutils tar util-linux aom-tools dav1d vpx-tools libx264-164 libswscale6 libswresample4 ffmpeg libpython3.11-testsuite sqlite3 systemd crun mount" ;;
 	# objdump (binutils) is the scan-speed baseline, gnuplot draws the
 	# coverage plot, valgrind (callgrind) counts instructions and strace
 	# the runtime's system calls.

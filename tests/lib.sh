@@ -8,6 +8,8 @@
 #   t_check NAME COND DETAIL evaluates the shell condition COND: PASS or FAIL
 #   t_summary                "N passed, N failed, N skipped"; status 0 when
 #                            nothing failed (end a suite with: t_summary)
+#   xo_pages SMAPS [PATH]    counts execute-only pages (the guest tests'
+#                            proof that code was protected)
 #
 # The counts live in this shell, so call these from the suite's own shell,
 # not from a subshell or the right side of a pipe.
@@ -30,4 +32,17 @@ t_check() {
 t_summary() {
 	echo "$t_npass passed, $t_nfail failed, $t_nskip skipped"
 	[ "$t_nfail" = 0 ]
+}
+
+# xo_pages SMAPS [PATH]: the execute-only code pages (--xp with a non-zero
+# protection key) in an smaps text, of PATH's mappings (a base name: of
+# the mappings of any file of that name) or of all.
+xo_pages() {
+	awk -v want="${2:-}" '
+		/^[0-9a-f]+-[0-9a-f]+ / {
+			split($1, r, "-"); perms = $2; name = $6; base = name; sub(/.*\//, "", base)
+			pages = (("0x" r[2]) - ("0x" r[1])) / 4096; next }
+		/^ProtectionKey:/ {
+			if (perms == "--xp" && $2 != 0 && (want == "" || name == want || base == want)) n += pages }
+		END { print n + 0 }' "$1"
 }

@@ -73,18 +73,6 @@ same_as_ref() {
 	[ -s "$W/ref.$2" ] && [ "$(tail -n 1 "$W/ref.$2")" = "exit 0" ] &&
 		[ "$(wc -l <"$W/ref.$2")" -gt 1 ] && cmp -s "$W/ref.$2" "$W/$1.$2"
 }
-# xo_pages SMAPS [PATH]: the execute-only code pages (--xp with a non-zero
-# protection key) in an smaps text, of PATH's mappings (a base name: of
-# the mappings of any file of that name) or of all.
-xo_pages() {
-	awk -v want="${2:-}" '
-		/^[0-9a-f]+-[0-9a-f]+ / {
-			split($1, r, "-"); perms = $2; name = $6; base = name; sub(/.*\//, "", base)
-			pages = (("0x" r[2]) - ("0x" r[1])) / 4096; next }
-		/^ProtectionKey:/ {
-			if (perms == "--xp" && $2 != 0 && (want == "" || name == want || base == want)) n += pages }
-		END { print n + 0 }' "$1"
-}
 
 case $part in
 store)

@@ -1,0 +1,130 @@
+#!/bin/sh
+# xom under a real systemd, in the emulated-PKU guest whose PID 1 is Debian
+# 12's systemd (tests/vm/guest-services.list; this runs inside its
+# xom-suite.service).  Usage: tests/cmd/guest-systemd.sh PART, the parts in
+# order:
+#   store   xom in /usr/local as `make install` lays it out (vm.mk runs it
+#           on the host into build/tests/install), and the system store
+#           built for the programs that the services run
+#   dropin  README.md's drop-in protects one service (xom status PID shows
+#           it, its smaps prove it); under MemoryDenyWriteExecute=yes the
+#           service says in one line that xom steps aside and runs as
+#           without xom, or is refused with require=1
+#   global  xom enable --system, then systemctl daemon-reexec: systemd
+#           itself (PID 1) and a service without the drop-in are
+#           protected; xom disable --system and another re-exec undo it
+set -u
+cd /xom 2>/dev/null || cd "$(dirname "$0")/../.."
+. tests/lib.sh
+B=$PWD/build
+W=/tmp/xom-systemd
+INST=$B/tests/install
+xom=/usr/local/bin/xom P=/usr/local/lib/xom/libxom.so
+S=/var/cache/xom
+PL=/etc/ld.so.preload
+U=/etc/systemd/system
+unset XOM_OPTIONS LD_PRELOAD LD_AUDIT
+part=${1:-}
+has() { grep -qF -- "$2" "$1"; }
+err() { tail -c 400 "$W/err" | tr '\n' '|'; }
+prop() { systemctl show -p "$2" --value "$1"; }
+
+# unit NAME EXEC [LINE...]: writes service NAME, which runs EXEC with its
+# output in $W/NAME.out and .err, plus LINEs in [Service].
+unit() {
+	n=$1 e=$2; shift 2
+	{
+		# This systemd has none of a real system's targets to order after.
+		printf '[Unit]\nDefaultDependencies=no\n[Service]\nExecStart=%s\nStandardOutput=file:%s\nStandardError=file:%s\n' \
+			"$e" "$W/$n.out" "$W/$n.err"
+		for l in "$@"; do echo "$l"; done
+	} >"$U/$n.service"
+}
+# dropin NAME [LINE...]: README.md's drop-in for service NAME, with LINEs.
+dropin() {
+	n=$1; shift
+	mkdir -p "$U/$n.service.d"
+	{
+		printf '[Service]\nEnvironment=LD_PRELOAD=%s\n' "$P"
+		for l in "$@"; do echo "$l"; done
+	} >"$U/$n.service.d/xom.conf"
+}
+
+case $part in
+store)
+	rm -rf "$W" "$S" && mkdir -p "$W"
+	t_check systemd-is-pid1 '[ "$(cat /proc/1/comm)" = systemd ]' "PID 1 is $(cat /proc/1/comm)"
+	[ -x "$INST$xom" ] || { t_fail systemd-store "no $INST: vm.mk's make install DESTDIR did not run"; t_summary; exit 1; }
+	cp -a "$INST/usr/local/." /usr/local/
+	chmod 755 / /usr /usr/local /usr/local/lib /usr/local/lib/xom
+	start=$(date +%s)
+	"$xom" cache build --store "$S" /usr/bin/sleep /usr/bin/sha256sum /usr/bin/cat \
+		/lib/systemd/systemd /usr/bin/systemctl "$xom" >"$W/out" 2>"$W/err"
+	rc=$?
+	echo "# store built in $(( $(date +%s) - start )) s: $(cat "$W/err")"
+	t_check systemd-store-built '[ $rc = 0 ] && [ -s $S/plans ]' "rc $rc: $(err)"
+	;;
+
+dropin)
+	[ -s "$S/plans" ] || { t_fail systemd-dropin "no store: the store part did not run"; t_summary; exit 1; }
+	seq 1 2000 >"$W/data"
+	ref=$(/usr/bin/sha256sum "$W/data")
+	unit xom-sleep "/usr/bin/sleep 600"
+	dropin xom-sleep
+	unit xom-mdwe "/usr/bin/sha256sum $W/data" Type=oneshot MemoryDenyWriteExecute=yes
+	dropin xom-mdwe
+	unit xom-mdwe-require "/usr/bin/sha256sum $W/data" Type=oneshot MemoryDenyWriteExecute=yes
+	dropin xom-mdwe-require Environment=XOM_OPTIONS=require=1
+	systemctl daemon-reload
+	# ---- the drop-in protects the service ---------------------------------
+	systemctl start xom-sleep.service
+	pid=$(prop xom-sleep.service MainPID)
+	cat "/proc/$pid/smaps" >"$W/smaps" 2>"$W/err"
+	ns=$(xo_pages "$W/smaps" /usr/bin/sleep) nl=$(xo_pages "$W/smaps" libc.so.6)
+	t_check dropin-protects '[ "$pid" -gt 1 ] && [ "$ns" -gt 0 ] && [ "$nl" -gt 0 ] && grep -q " $P\$" $W/smaps && ! [ -s $W/xom-sleep.err ]' "pid $pid, execute-only pages: sleep $ns, libc $nl: $(head -c 200 $W/xom-sleep.err)"
+	# README.md's way to see it.
+	"$xom" status "$(systemctl show -p MainPID --value xom-sleep)" >"$W/out" 2>"$W/err"
+	t_check dropin-status 'grep -Eq "^ *[1-9][0-9]* +0 .*libc.so.6$" $W/out && grep -q "/usr/bin/sleep$" $W/out' "$(tr '\n' '|' <$W/out) $(err)"
+	systemctl stop xom-sleep.service
+	# ---- MemoryDenyWriteExecute=yes: xom steps aside, or refuses -----------------
+	systemctl start xom-mdwe.service
+	st=$(prop xom-mdwe.service ExecMainStatus)
+	t_check dropin-mdwe-steps-aside '[ "$st" = 0 ] && [ "$(cat $W/xom-mdwe.out)" = "$ref" ] && [ $(wc -l <$W/xom-mdwe.err) = 1 ] && grep -q "^xom: pkey_mprotect is refused (.*such as systemd.s MemoryDenyWriteExecute=yes, forbids PROT_EXEC changes; xom steps aside and the program runs unprotected" $W/xom-mdwe.err' "status $st: $(cat $W/xom-mdwe.out $W/xom-mdwe.err | tr '\n' '|')"
+	systemctl start xom-mdwe-require.service 2>/dev/null
+	st=$(prop xom-mdwe-require.service ExecMainStatus)
+	t_check dropin-mdwe-require-refuses '[ "$st" = 126 ] && ! [ -s $W/xom-mdwe-require.out ] && has $W/xom-mdwe-require.err "xom: refusing to run: "' "status $st: $(cat $W/xom-mdwe-require.out $W/xom-mdwe-require.err | tr '\n' '|')"
+	;;
+
+global)
+	[ -s "$S/plans" ] || { t_fail systemd-global "no store: the store part did not run"; t_summary; exit 1; }
+	unit xom-plain "/usr/bin/sleep 600"
+	systemctl daemon-reload
+	"$xom" enable --system >"$W/out" 2>"$W/err"
+	rc=$?
+	t_check global-enable '[ $rc = 0 ] && [ "$(cat $PL)" = "$P" ]' "rc $rc: $(err)"
+	# systemd reads /etc/ld.so.preload again when it re-executes itself.
+	systemctl daemon-reexec
+	cat /proc/1/smaps >"$W/smaps1" 2>"$W/err"
+	n1=$(xo_pages "$W/smaps1") nl=$(xo_pages "$W/smaps1" libc.so.6) ns=$(xo_pages "$W/smaps1" libsystemd-shared-252.so)
+	t_check global-pid1-protected '[ "$(cat /proc/1/comm)" = systemd ] && grep -q " $P\$" $W/smaps1 && [ "$nl" -gt 0 ] && [ "$ns" -gt 0 ]' "PID 1 $(cat /proc/1/comm): execute-only pages: $n1 in all, libc $nl, libsystemd-shared $ns"
+	systemctl start xom-plain.service
+	pid=$(prop xom-plain.service MainPID)
+	cat "/proc/$pid/smaps" >"$W/smaps" 2>"$W/err"
+	ns=$(xo_pages "$W/smaps" /usr/bin/sleep)
+	t_check global-service-protected '[ "$pid" -gt 1 ] && [ "$ns" -gt 0 ] && ! [ -s $W/xom-plain.err ]' "pid $pid, execute-only pages of sleep: $ns: $(head -c 200 $W/xom-plain.err)"
+	"$xom" status --system >"$W/table" 2>"$W/err"
+	t_check global-status-system 'grep -Eq "^ +1 +preload +[1-9][0-9]* .* [(]systemd[)]$" $W/table' "$(head -n 5 $W/table | tr '\n' '|') $(err)"
+	systemctl stop xom-plain.service
+	"$xom" disable --system >"$W/out" 2>"$W/err"
+	rc=$?
+	systemctl daemon-reexec
+	cat /proc/1/smaps >"$W/smaps1" 2>/dev/null
+	n1=$(xo_pages "$W/smaps1")
+	t_check global-disable '[ $rc = 0 ] && [ ! -e $PL ] && [ "$n1" = 0 ] && ! grep -q " $P\$" $W/smaps1 && [ "$(cat /proc/1/comm)" = systemd ]' "rc $rc, PID 1 keeps $n1 execute-only pages: $(err)"
+	;;
+*)
+	echo "usage: guest-systemd.sh store|dropin|global" >&2
+	exit 2
+	;;
+esac
+t_summary
