@@ -470,6 +470,10 @@ int cmd_enable(int argc, char **argv)
 		return XOM_EXIT_ENV;
 	say("enabled: %s %s %s; programs started from now on load it (xom status --system shows them)",
 	    o.file, t.exists ? "now lists" : "created, listing", lib);
+	/* Under systemd, PID 1 and every service started before keep
+	 * running without it: say how to bring them in. */
+	if (!strcmp(o.file, PRELOAD_FILE) && access("/run/systemd/system", F_OK) == 0)
+		say("systemd and the services already running stay unprotected until 'systemctl daemon-reexec' and a restart of each service");
 	return XOM_EXIT_OK;
 }
 

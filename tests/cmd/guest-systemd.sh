@@ -101,7 +101,7 @@ global)
 	systemctl daemon-reload
 	"$xom" enable --system >"$W/out" 2>"$W/err"
 	rc=$?
-	t_check global-enable '[ $rc = 0 ] && [ "$(cat $PL)" = "$P" ]' "rc $rc: $(err)"
+	t_check global-enable '[ $rc = 0 ] && [ "$(cat $PL)" = "$P" ] && has $W/err "until '"'systemctl daemon-reexec'"' and a restart"' "rc $rc: $(err)"
 	# systemd reads /etc/ld.so.preload again when it re-executes itself.
 	systemctl daemon-reexec
 	cat /proc/1/smaps >"$W/smaps1" 2>"$W/err"
