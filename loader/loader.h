@@ -149,12 +149,15 @@ void xom_enter(void);
 void xom_leave(void);
 
 /* ---- store.c: the plan stores ------------------------------------------ */
-struct xom_store { const void *map; size_t len; int tried; };
-struct xom_stores { struct xom_store s[XOM_NSTORES]; };
+/* A store's index is mapped (map), or, for a small batch, read in place
+ * through fd (read); len is its size in both cases. */
+struct xom_store { const void *map; size_t len; int tried, fd; uint32_t nslots; };
+struct xom_stores { struct xom_store s[XOM_NSTORES]; int read; };
 /* The directory of store i (XOM_STORE_*) in buf, or NULL when there is
  * none [fault]. */
 const char *xom_store_dir(int i, char *buf, size_t cap);
-void xom_stores_open(struct xom_stores *st);
+/* Before a batch that looks up n objects. */
+void xom_stores_open(struct xom_stores *st, size_t n);
 const struct xom_plan_head *xom_stores_find(struct xom_stores *st,
                                             const struct xom_plan_key *k,
                                             int *which);

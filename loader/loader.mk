@@ -41,8 +41,10 @@ $(B)/xom-plan: $(XOM_PLAN_OBJ) $(B)/libxom-scan.a
 # ---- tests (native; the enforcement tests run in the emulated-PKU VM) ----
 
 RT_BIN := $(B)/tests/runtime
+RT_MANY := $(foreach n,0 1 2 3 4 5 6 7 8 9,$(RT_BIN)/libmany$(n).so)
 RT_TESTS := $(RT_BIN)/xomtest $(RT_BIN)/libtarget.so $(RT_BIN)/libxomprobe.so \
-	$(RT_BIN)/libswap1.so $(RT_BIN)/libswap2.so $(RT_BIN)/libbulk.so
+	$(RT_BIN)/libswap1.so $(RT_BIN)/libswap2.so $(RT_BIN)/libbulk.so \
+	$(RT_BIN)/libxom-tiny.so $(RT_BIN)/manyprog $(RT_MANY)
 ALL += $(RT_TESTS)
 
 XOMTEST_SRC := tests/runtime/xomtest.c tests/runtime/xomtest-faults.c \
@@ -52,6 +54,27 @@ $(RT_BIN)/xomtest: $(XOMTEST_SRC) tests/runtime/xomtest.h loader/plan/xom_plan.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -o $@ $(XOMTEST_SRC) \
 		-ldl -pthread
+
+# The preload library with a plan buffer of 512 bytes: its small batches
+# outgrow it and map the index instead (loader/store.c).
+$(B)/loader/store-tiny.o: loader/store.c | $(B)/.deps-build
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(XCFLAGS) -DXOM_READ_BYTES=512 -c -o $@ $<
+$(RT_BIN)/libxom-tiny.so: $(RUNTIME_OBJ) $(B)/loader/store-tiny.o $(B)/preload/preload.o preload/preload.map
+	@mkdir -p $(@D)
+	$(CC) -o $@ $(filter-out $(B)/loader/store.o,$(RUNTIME_SMALL)) $(B)/loader/store-tiny.o \
+		$(B)/preload/preload.o $(RUNTIME_BIG) $(XLDFLAGS) \
+		$(RUNTIME_LDFLAGS) -Wl,--version-script=preload/preload.map
+
+# A program that starts with more objects than a small batch has (ten
+# libraries of its own), so that its start-up maps the store's index.
+$(RT_BIN)/libmany%.so: tests/runtime/many.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -shared -fPIC -DMANY=$* -o $@ $<
+$(RT_BIN)/manyprog: tests/runtime/many.c $(RT_MANY)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -DMANY_MAIN -o $@ $< -L$(RT_BIN) \
+		$(patsubst $(RT_BIN)/lib%.so,-l%,$(RT_MANY)) -Wl,-rpath,'$$ORIGIN'
 
 $(RT_BIN)/libtarget.so: tests/runtime/target.c
 	@mkdir -p $(@D)

@@ -453,7 +453,7 @@ static int run_batch(void (*apply)(void))
 	size_t len = 0, misses = 0;
 
 	xom_enter();
-	xom_stores_open(&st);
+	xom_stores_open(&st, nbatch);
 	forget_overlapped();
 	for (size_t i = 0; i < nbatch; i++) {
 		batch[i].outcome = XOM_APPLIED;

@@ -9,8 +9,13 @@
  * (system) or to this user (and be writable by nobody else), its head is
  * checked, and each plan is checked and compared with the key in full
  * (xom_store_find).  The runtime never writes a store; the helper does.
- * A warm batch costs five system calls, whatever its size: open, fstat,
- * mmap and close of the one index that has the plans, and its munmap.
+ * A warm batch of many objects (start-up) costs five system calls,
+ * whatever its size: open, fstat, mmap and close of the one index that has
+ * the plans, and its munmap.  A small batch (a dlopen) reads what it needs
+ * instead, into a buffer that is wiped when the batch ends: the head, the
+ * slots it probes and its plans, with pread.  On virtual machines the
+ * munmap's TLB flush was the larger part of what xom added to a dlopen
+ * and dlclose cycle; a few preads cost less.
  */
 #include <errno.h>
 #include <sys/mman.h>
@@ -33,9 +38,21 @@ static int sys_lstat(const char *path, struct stat *st)
 	return x_lstat(path, st) == 0 ? 0 : -1;
 }
 
-/* Maps store i's index when it can be trusted; 0, or -1 with nothing
- * mapped. */
-static int map_store(struct xom_store *s, int i)
+/* Small batches: at most this many objects read their plans into buf.
+ * A plan is a few hundred bytes (736 for libavcodec), so buf holds the
+ * plans of any such batch; one that does not fit maps the index after
+ * all.  The tests build a runtime whose buf is too small for that. */
+#define READ_OBJECTS 8
+#ifndef XOM_READ_BYTES
+#define XOM_READ_BYTES (32u << 10)
+#endif
+#define READ_BYTES XOM_READ_BYTES
+static uint64_t buf[READ_BYTES / 8];
+static size_t used, touched;            /* bytes kept; bytes ever written */
+
+/* Opens store i's index when it can be trusted: maps it, or, when read
+ * is set, keeps its descriptor to read from; 0, or -1 with nothing kept. */
+static int map_store(struct xom_store *s, int i, int read)
 {
 	/* Not on the stack: every stack page the warm path reaches is a page
 	 * fault, and this one lies among the variables start-up populates. */
@@ -44,8 +61,11 @@ static int map_store(struct xom_store *s, int i)
 	const char *why = NULL;
 	int system = i == XOM_STORE_SYSTEM;
 
+	struct xom_store_head head;
+
 	s->map = NULL;
 	s->len = 0;
+	s->fd = -1;
 	const char *dir = xom_store_dir(i, path, sizeof(path) - 8);
 	if (!dir)
 		return -1;
@@ -66,19 +86,30 @@ static int map_store(struct xom_store *s, int i)
 	else if (st.st_size < (off_t)sizeof(struct xom_store_head)
 	         || st.st_size > (off_t)XOM_STORE_MAX)
 		why = "truncated or oversized";
-	else if (X_MAP_FAILED(p = x_mmap(NULL, (size_t)st.st_size, PROT_READ,
-	                                 MAP_PRIVATE, (int)fd, 0)))
+	else if (read && x_pread((int)fd, &head, sizeof(head), 0) != (long)sizeof(head))
+		why = "cannot be read";
+	else if (!read && X_MAP_FAILED(p = x_mmap(NULL, (size_t)st.st_size, PROT_READ,
+	                                          MAP_PRIVATE, (int)fd, 0)))
 		why = "cannot be mapped", p = NULL;
-	x_close((int)fd);
+	if (!read)
+		x_close((int)fd);
 	path[n] = 0;            /* the directory again */
-	if (!why && xom_store_check_head(p, (size_t)st.st_size, &why) == 0
+	/* The head check reads only the head, and compares it with the size. */
+	if (!why && xom_store_check_head(read ? (const void *)&head : p,
+	                                 (size_t)st.st_size, &why) == 0
 	    && (!system || xom_store_dir_shared(path, sys_lstat))) {
 		s->map = p;
 		s->len = (size_t)st.st_size;
+		if (read) {
+			s->fd = (int)fd;
+			s->nslots = head.nslots;
+		}
 		return 0;
 	}
 	if (!why)
 		why = "its directories are not root's alone";
+	if (read)
+		x_close((int)fd);
 	if (p)
 		x_munmap(p, (size_t)st.st_size);
 	if (xom_opt.verbose >= 1)
@@ -86,9 +117,64 @@ static int map_store(struct xom_store *s, int i)
 	return -1;
 }
 
-void xom_stores_open(struct xom_stores *st)
+void xom_stores_open(struct xom_stores *st, size_t n)
 {
 	memset(st, 0, sizeof(*st));
+	st->read = n <= READ_OBJECTS;
+}
+
+/* Maps a store that was being read: its plans outgrew buf.  Those read
+ * so far stay where they are until the batch ends. */
+static const struct xom_plan_head *map_instead(struct xom_store *s,
+                                               const struct xom_plan_key *k)
+{
+	void *p = x_mmap(NULL, s->len, PROT_READ, MAP_PRIVATE, s->fd, 0);
+
+	if (X_MAP_FAILED(p))
+		return NULL;
+	s->map = p;
+	return xom_store_find(p, s->len, k);
+}
+
+/* The plan for k in a store being read: the slots from k's hash on, a
+ * few at a time, then the plan of each slot whose hash matches. */
+static const struct xom_plan_head *read_find(struct xom_store *s,
+                                             const struct xom_plan_key *k)
+{
+	struct xom_store_slot slot[8];
+	uint64_t hash = xom_key_hash(k);
+	uint32_t n = s->nslots, first = 0, have = 0;
+
+	for (uint32_t i = 0, at = (uint32_t)hash & (n - 1); i < n;
+	     i++, at = (at + 1) & (n - 1)) {
+		if (!i || at < first || at - first >= have) {
+			have = n - at < 8 ? n - at : 8;
+			size_t bytes = have * sizeof(*slot);
+			if (x_pread(s->fd, slot, bytes, (long)(sizeof(struct xom_store_head)
+			            + (uint64_t)at * sizeof(*slot))) != (long)bytes)
+				return NULL;
+			first = at;
+		}
+		const struct xom_store_slot *sl = &slot[at - first];
+		if (!sl->len)
+			return NULL;
+		if (sl->hash != hash || !xom_store_slot_ok(sl, s->len))
+			continue;
+		if (sl->len > sizeof(buf) - used)
+			return map_instead(s, k);
+		char *at_buf = (char *)buf + used;
+		long got = x_pread(s->fd, at_buf, sl->len, (long)sl->off);
+		if (got > 0 && used + (size_t)got > touched)
+			touched = used + (size_t)got;
+		if (got != (long)sl->len)
+			return NULL;
+		const struct xom_plan_head *h = xom_store_plan(at_buf, sl->len, k);
+		if (h) {
+			used += (sl->len + 7) & ~(size_t)7;
+			return h;
+		}
+	}
+	return NULL;
 }
 
 const struct xom_plan_head *xom_stores_find(struct xom_stores *st,
@@ -99,10 +185,10 @@ const struct xom_plan_head *xom_stores_find(struct xom_stores *st,
 		struct xom_store *s = &st->s[i];
 		if (!s->tried) {
 			s->tried = 1;
-			map_store(s, i);
+			map_store(s, i, st->read);
 		}
-		const struct xom_plan_head *h = s->map
-			? xom_store_find(s->map, s->len, k) : NULL;
+		const struct xom_plan_head *h = s->map ? xom_store_find(s->map, s->len, k)
+			: s->fd >= 0 && s->nslots ? read_find(s, k) : NULL;
 		if (h) {
 			*which = i;
 			return h;
@@ -113,8 +199,14 @@ const struct xom_plan_head *xom_stores_find(struct xom_stores *st,
 
 void xom_stores_close(struct xom_stores *st)
 {
-	for (int i = 0; i < XOM_NSTORES; i++)
+	for (int i = 0; i < XOM_NSTORES; i++) {
 		if (st->s[i].map)
 			x_munmap(st->s[i].map, st->s[i].len);
+		if (st->s[i].tried && st->s[i].fd >= 0)
+			x_close(st->s[i].fd);
+	}
 	memset(st, 0, sizeof(*st));
+	/* The plans read go as the mapped ones do. */
+	memset(buf, 0, touched);
+	used = touched = 0;
 }

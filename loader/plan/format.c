@@ -212,22 +212,33 @@ void xom_store_seal_head(struct xom_store_head *h)
 	h->sum = sum_without(h, sizeof(*h), &h->sum);
 }
 
+int xom_store_slot_ok(const struct xom_store_slot *s, uint64_t len)
+{
+	return !(s->off % 8) && s->off <= len && s->len <= len - s->off;
+}
+
+const struct xom_plan_head *xom_store_plan(const void *plan, size_t len,
+                                           const struct xom_plan_key *k)
+{
+	const char *why;
+	struct xom_plan_key got;
+	const struct xom_plan_head *h = plan;
+
+	if (xom_plan_check(h, len, &why) != 0
+	    || h->scan_version != XOM_PLAN_SCAN_VERSION)
+		return NULL;
+	xom_plan_key_of(h, &got);
+	return xom_key_equal(&got, k) ? h : NULL;
+}
+
 /* The plan in one slot, if it is whole, well-formed and has key k. */
 static const struct xom_plan_head *slot_plan(const char *base, size_t len,
                                              const struct xom_store_slot *s,
                                              const struct xom_plan_key *k)
 {
-	const char *why;
-	struct xom_plan_key got;
-
-	if (s->off % 8 || s->off > len || s->len > len - s->off)
+	if (!xom_store_slot_ok(s, len))
 		return NULL;
-	const struct xom_plan_head *h = (const void *)(base + s->off);
-	if (xom_plan_check(h, s->len, &why) != 0
-	    || h->scan_version != XOM_PLAN_SCAN_VERSION)
-		return NULL;
-	xom_plan_key_of(h, &got);
-	return xom_key_equal(&got, k) ? h : NULL;
+	return xom_store_plan(base + s->off, s->len, k);
 }
 
 const struct xom_plan_head *xom_store_find(const void *index, size_t len,

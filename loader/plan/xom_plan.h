@@ -180,6 +180,13 @@ void xom_store_seal_head(struct xom_store_head *h);
 /* The plan for k in a checked index of len bytes, or NULL. */
 const struct xom_plan_head *xom_store_find(const void *index, size_t len,
                                            const struct xom_plan_key *k);
+/* For a reader that does not map the index (the runtime's small batches):
+ * whether a slot's plan lies inside an index of len bytes, and the plan
+ * read from it (len bytes, 8-aligned) if it is whole, well-formed and has
+ * key k, or NULL. */
+int xom_store_slot_ok(const struct xom_store_slot *s, uint64_t len);
+const struct xom_plan_head *xom_store_plan(const void *plan, size_t len,
+                                           const struct xom_plan_key *k);
 
 /* ---- symbol files -------------------------------------------------------- */
 

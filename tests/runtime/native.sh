@@ -185,6 +185,29 @@ size=$(stat -c %s "$IDX")
 printf 'Z' | dd of="$IDX" bs=1 seek=$((size - 40)) conv=notrunc 2>/dev/null
 run "backend=none:verbose=1" /bin/true
 t_check store-plan-byte 'grep -q "libc.so.6: [0-9]* pages" $W/err && grep -q "scanning 1 object " $W/err' "$(err)"
+# A small batch (up to 8 objects: /bin/true, a dlopen) reads its plans
+# from the index with pread; a larger one (manyprog: 10 libraries of its
+# own) maps the index.  Both must find the same plans, and both must turn
+# away a damaged plan.  The tiny runtime's buffer holds one plan, so its
+# small batches map the index half-way.
+many() { # many CACHE OPTIONS: manyprog warm or cold, in a cache of its own
+	XDG_CACHE_HOME=$1 XOM_OPTIONS=$BASE:backend=none:verbose=1${2:+:$2} LD_PRELOAD=$P \
+		"$B/tests/runtime/manyprog" >"$W/out" 2>"$W/err"; rc=$?
+}
+many "$W/many"
+many "$W/many"
+t_check store-mapped-warm '[ $rc = 0 ] && [ "$(cat $W/out)" = "many 135" ] && [ $(grep -Ec "libmany[0-9].so: [0-9]+ pages? execute-only" $W/err) = 10 ] && ! grep -q scanning $W/err' "rc $rc: $(err)"
+size=$(stat -c %s "$W/many/xom/plans")
+printf 'Z' | dd of="$W/many/xom/plans" bs=1 seek=$((size - 40)) conv=notrunc 2>/dev/null
+many "$W/many"
+t_check store-mapped-plan-byte '[ $rc = 0 ] && [ "$(cat $W/out)" = "many 135" ] && grep -q "scanning 1 object " $W/err && [ $(grep -Ec "libmany[0-9].so: [0-9]+ pages? execute-only" $W/err) = 10 ]' "rc $rc: $(err)"
+run "backend=none:verbose=1" /bin/true
+grep -v libxom "$W/err" >"$W/err.read"
+# The tiny runtime with its helper beside it; its own plan first.
+mkdir -p "$W/tiny" && cp "$B/tests/runtime/libxom-tiny.so" "$B/xom-plan" "$W/tiny/"
+tiny() { XOM_OPTIONS=$BASE:backend=none:verbose=1 LD_PRELOAD=$W/tiny/libxom-tiny.so /bin/true 2>"$W/err"; }
+tiny; tiny
+t_check store-read-outgrown '[ $(lines $W/err.read) = 3 ] && ! grep -q scanning $W/err && grep -v libxom $W/err | cmp -s - $W/err.read' "read: $(tr '\n' '|' <$W/err.read) tiny: $(err)"
 run "backend=none:cache=off:verbose=1" /bin/true
 t_check cache-off 'grep -q "libc.so.6: [0-9]* pages" $W/err && grep -q scanning $W/err' "$(err)"
 
