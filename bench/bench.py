@@ -252,7 +252,8 @@ def startup(n):
 
 def lookup_calls(cmd, cache):
     """System calls per process: those on the stores' index files (opens of
-    an index, and the fstat, mmap, close and munmap of what they opened),
+    an index, and the fstat, pread, mmap, close and munmap of what they
+    opened),
     and all calls with xom and with the empty preload, from strace -f."""
     def trace(env_extra):
         env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "XOM_OPTIONS")}
@@ -273,7 +274,7 @@ def lookup_calls(cmd, cache):
                 fds.add(m.group(2))
             continue
         m = re.match(r"(\w+)\((\d+)[,)]", l)
-        if m and m.group(1) in ("fstat", "newfstatat", "close") and m.group(2) in fds:
+        if m and m.group(1) in ("fstat", "newfstatat", "pread64", "close") and m.group(2) in fds:
             n += 1
             if m.group(1) == "close":
                 fds.discard(m.group(2))
