@@ -360,7 +360,11 @@ static int judge(struct flow *f, const struct cand *c)
 		return f->rc;
 	if ((f->out & OUT_ESCAPED) && !(f->out & (OUT_JUMPED | OUT_ELSEWHERE)))
 		f->out |= OUT_UNKNOWN;
+	/* Bytes that are read where the address points are data, whatever
+	 * else the address is used for: code there would be an entry that
+	 * ends the table read from there. */
 	if (f->out & (OUT_UNKNOWN | OUT_DATA) ||
+	    ((f->out & OUT_SELF) && (f->out & (OUT_STORED | OUT_JUMPED))) ||
 	    ((f->out & (OUT_STORED | OUT_JUMPED)) == OUT_STORED &&
 	     !flow_plausible(f, c->target))) {
 		if ((f->rc = scan_push_ref(f->s, c->target, 0, c->reason, true, c->at)))

@@ -72,6 +72,7 @@ enum {
 	OUT_JUMPED = 8,         /* jumped or called through, unchanged */
 	OUT_ELSEWHERE = 16,     /* the base of a read outside the code */
 	OUT_ESCAPED = 32,       /* left in a scratch register at a return */
+	OUT_SELF = 64,          /* read at a known place that holds the address */
 };
 
 /* Caller-saved registers that carry no value back by the ABI: rcx, rsi,

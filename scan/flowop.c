@@ -51,12 +51,17 @@ void flow_check_access(struct flow *f, const struct fin *x, const struct st *st)
 	}
 	ea = f->t0 + (uint64_t)st->off[x->base] + (uint64_t)x->disp;
 	if (x->index != X86_FAM_NONE) {
-		if (exec_seg_at(f->s, ea))
+		if (exec_seg_at(f->s, ea)) {
+			if (ea <= f->t0)
+				f->out |= OUT_SELF;
 			push_data_ref(f, ea, 0);
-		else
+		} else {
 			f->out |= OUT_ELSEWHERE;
+		}
 		return;
 	}
+	if (exec_seg_at(f->s, ea) && ea <= f->t0 && f->t0 - ea < x->msize)
+		f->out |= OUT_SELF;
 	if (exec_seg_at(f->s, ea))
 		push_data_ref(f, ea, x->msize);
 	else if (exec_seg_at(f->s, ea + x->msize - 1))

@@ -401,6 +401,8 @@ helper 0 xom
 helper 1 readable table
 across_call 0 xom
 across_call 1 readable table
+read_ret 0 xom
+read_ret 1 readable table
 pad_last 0 xom
 '
 

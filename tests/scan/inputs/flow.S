@@ -213,6 +213,17 @@ helper:
 	ret
 	cl_bytes .Lhl
 
+/* 12c. A table read at its base, the base then returned in rdx as the
+ *      second half of a returned pair: the read decides, the return does
+ *      not make it a returned function pointer. */
+	pad pad_rr
+	item read_ret
+	leaq	.Lrr(%rip), %rdx
+	movl	(%rdx,%rdi,4), %eax
+	ret
+	end_item read_ret
+	cl_bytes .Lrr
+
 	pad pad_last
 
 	.section .rodata, "a"
