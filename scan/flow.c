@@ -19,11 +19,14 @@
  *   - a jump or call through it: code;
  *   - a store of it into memory that is not the stack: a pointer, code only
  *     if the bytes there read as a function (flow_plausible());
- *   - anything else (returned, pushed, spilled, passed to a call, read by
- *     an instruction the model does not cover, a path too long, code that
- *     cannot be decoded): unknown, and unknown keeps the address a table
- *     that runs to the next entry, exactly as the scanner did before this
- *     stage existed.
+ *   - pushed or spilled to the stack: followed in the slot while
+ *     flowstack.c can prove that nothing else reaches it, and then only a
+ *     use that shows code (stored, jumped through) makes it code;
+ *   - anything else (returned, passed to a call, read by an instruction
+ *     the model does not cover, a path too long, code that cannot be
+ *     decoded): unknown, and unknown keeps the address a table that runs
+ *     to the next entry, exactly as the scanner did before this stage
+ *     existed.
  * A call with the register live is unknown even when the callee looks
  * harmless: memcpy(dst, table, n) is the case that must stay readable.
  *
@@ -31,7 +34,8 @@
  * instruction-start bitmap.
  * Adds: refs for what is data; code entries and call targets for what is
  * code (entries re-sorted).
- * Calls: util.c, x86.c, flowinsn.c and Capstone.
+ * Calls: util.c, x86.c, flowinsn.c, flowop.c, flowstack.c, flowwin.c and
+ * Capstone.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -140,13 +144,14 @@ static void widen(struct flow *f, struct path *p)
 		p->st.cval[r] = 0;
 	}
 	p->st.cst = 0;
+	flow_stack_widen(&p->st);
 }
 
 static void go(struct flow *f, const struct path *p, uint64_t pc)
 {
 	struct path *q;
 
-	if (!p->st.live)
+	if (!holds(&p->st))
 		return;
 	if (!(q = vec_push(&f->work))) {
 		f->rc = scan_fail(f->s, XOM_SCAN_ENOMEM, "out of memory");
@@ -174,6 +179,9 @@ static void returned(struct flow *f, const struct st *st, bool jump)
 	uint16_t vals = f->abi && !jump ? bit(0) | bit(2) : 0;
 	uint16_t left = st->live & (uint16_t)~ABI_SCRATCH;
 
+	flow_stack_left(f, st, jump);
+	if (!st->live)
+		return;
 	if ((left & (uint16_t)~vals) || (left & st->any))
 		unknown(f);
 	else if (left)
@@ -196,6 +204,7 @@ static void abi_call(struct flow *f, struct path *p, uint64_t next)
 		unknown(f);
 		return;
 	}
+	flow_stack_abi_call(f, &p->st);
 	for (unsigned r = 0; r < 16; r++)
 		if (!(CALLEE_SAVED & bit(r)))
 			p->st.cst &= (uint16_t)~bit(r), p->st.cval[r] = 0;
@@ -232,12 +241,14 @@ static void control(struct flow *f, const struct fin *x, struct path *p)
 			return;
 		}
 		p->ret[p->depth++] = next;
+		flow_stack_call(f, &p->st);
 		go(f, p, x->target);
 		return;
 	case FK_RET:
 		if (p->depth) {
 			uint64_t to = p->ret[--p->depth];
 			p->ret[p->depth] = 0;
+			flow_stack_ret(f, &p->st);
 			go(f, p, to);
 		} else {
 			returned(f, &p->st, false);
@@ -269,11 +280,14 @@ static void control(struct flow *f, const struct fin *x, struct path *p)
 		if (!tracked(&p->st, x->src) && known_target(f, x, &p->st, &to) &&
 		    p->depth < MAX_DEPTH) {
 			p->ret[p->depth++] = next;
+			flow_stack_call(f, &p->st);
 			go(f, p, to);
 			return;
 		}
 	}
-		if (x->mem || !exact(&p->st, x->src) || p->st.off[x->src] || others) {
+		/* A callee may read what is on the stack. */
+		if (x->mem || !exact(&p->st, x->src) || p->st.off[x->src] || others ||
+		    p->st.slive) {
 			unknown(f);
 			return;
 		}
@@ -318,9 +332,10 @@ static void explore(struct flow *f, uint64_t pc, unsigned reg)
 		}
 		if (x->mem == FM_ACCESS)
 			flow_check_access(f, x, &p.st);
-		flow_apply_op(f, x, &p.st);
+		if (!flow_stack_op(f, x, &p.st))
+			flow_apply_op(f, x, &p.st);
 		flow_track_consts(x, &p.st);
-		if (!(f->out & OUT_UNKNOWN) && p.st.live)
+		if (!(f->out & OUT_UNKNOWN) && holds(&p.st))
 			control(f, x, &p);
 	}
 }
@@ -351,6 +366,7 @@ static int judge(struct flow *f, const struct cand *c)
 			flow_fin_at(f, a);
 			break;
 		}
+	f->spilled = false;
 	x = flow_fin_at(f, c->at);
 	if (x && x->dst < 16)
 		explore(f, c->at + x->size, x->dst);
@@ -359,6 +375,11 @@ static int judge(struct flow *f, const struct cand *c)
 	if (f->rc)
 		return f->rc;
 	if ((f->out & OUT_ESCAPED) && !(f->out & (OUT_JUMPED | OUT_ELSEWHERE)))
+		f->out |= OUT_UNKNOWN;
+	/* Memory that another way into the stack could read is not always
+	 * seen to be read: an address that was on the stack must show that
+	 * it is code, and dying there proves nothing. */
+	if (f->spilled && !(f->out & (OUT_STORED | OUT_JUMPED)))
 		f->out |= OUT_UNKNOWN;
 	/* Bytes that are read where the address points are data, whatever
 	 * else the address is used for: code there would be an entry that
@@ -402,6 +423,7 @@ int flow_resolve(struct scan *s)
 		.tmp = { .size = sizeof(struct fin) },
 		.spans = { .size = sizeof(struct xom_range) },
 		.work = { .size = sizeof(struct path) },
+		.frames = { .size = sizeof(struct frame) },
 		.code = { .size = sizeof(uint64_t) },
 		.data = { .size = sizeof(uint64_t) },
 	};
@@ -431,6 +453,7 @@ int flow_resolve(struct scan *s)
 	vec_free(&f.tmp);
 	vec_free(&f.spans);
 	vec_free(&f.work);
+	vec_free(&f.frames);
 	vec_free(&f.code);
 	vec_free(&f.data);
 	free(f.seen);

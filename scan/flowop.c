@@ -114,8 +114,14 @@ void flow_apply_op(struct flow *f, const struct fin *x, struct st *st)
 		else
 			overwrite(f, st, x);
 		return;
+	case FO_POP:
+		/* What flowstack.c does not know came off the stack is
+		 * unrelated to the address. */
+		overwrite(f, st, x);
+		return;
 	case FO_STORE:
-		/* Spilled to the stack, it may come back in any register. */
+		/* Spilled where flowstack.c cannot follow it, it may come
+		 * back in any register. */
 		if (!tracked(st, x->src))
 			return;
 		if (!x->swide || x->base == X86_RSP || x->base == X86_RBP)
@@ -137,6 +143,7 @@ void flow_apply_op(struct flow *f, const struct fin *x, struct st *st)
 		kill(st, x->dst);
 		return;
 	case FO_PUSH:
+		/* flowstack.c follows the pushes it can. */
 		if (tracked(st, x->src))
 			unknown(f);
 		return;
