@@ -425,6 +425,8 @@ spill_alias 0 xom
 spill_alias 1 readable table
 spill_arg 0 xom
 spill_arg 1 readable table
+spill_vecread 0 xom
+spill_vecread 1 readable table
 spill_dead 0 xom
 spill_dead 1 readable table
 pad_last 0 xom

@@ -409,6 +409,7 @@ spill_nocfi:
 	.cfi_adjust_cfa_offset 24
 	leaq	.Lsg(%rip), %rax
 	movq	%rax, (%rsp)
+	xorl	%eax, %eax
 	call	ext_fn@PLT
 	movq	(%rsp), %rdx
 	movq	%rdx, (%rdi)
@@ -417,6 +418,25 @@ spill_nocfi:
 	ret
 	end_item spill_arg
 	cl_bytes .Lsg
+
+/* 23b. Spilled, reloaded and stored as a pointer, but also read from the
+ *      slot into a vector register, and from there read through. */
+	pad pad_sv
+	item spill_vecread
+	subq	$24, %rsp
+	.cfi_adjust_cfa_offset 24
+	leaq	.Lsv(%rip), %rax
+	movq	%rax, 8(%rsp)
+	movq	8(%rsp), %rdx
+	movq	%rdx, (%rdi)
+	movq	8(%rsp), %xmm0
+	movq	%xmm0, %rcx
+	movl	(%rcx), %eax
+	addq	$24, %rsp
+	.cfi_adjust_cfa_offset -24
+	ret
+	end_item spill_vecread
+	cl_bytes .Lsv
 
 /* 24. Spilled and never reloaded: nothing shows what it is. */
 	pad pad_sx
