@@ -65,8 +65,8 @@ struct fin {
 #define MAX_DEPTH 4             /* calls followed into and back */
 #define CHUNK 128               /* bytes decoded at a time */
 #define WINDOW_MAX (1u << 18)   /* instructions kept decoded */
-#define PLAUSIBLE_BYTES 8192
-#define PLAUSIBLE_INSNS 2048
+#define PLAUSIBLE_BYTES 65536
+#define PLAUSIBLE_INSNS 16384
 
 enum {
 	OUT_UNKNOWN = 1,        /* a use that proves nothing */

@@ -403,6 +403,12 @@ across_call 0 xom
 across_call 1 readable table
 read_ret 0 xom
 read_ret 1 readable table
+long_fn 0 xom
+long_fn 1 xom
+long_fn 3 xom
+long_tab 0 xom
+long_tab 1 readable table
+long_tab 3 readable table
 spill_store 0 xom
 spill_store 1 xom
 push_cont 0 xom

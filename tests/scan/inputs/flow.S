@@ -224,6 +224,35 @@ helper:
 	end_item read_ret
 	cl_bytes .Lrr
 
+/* 1b. A function pointer stored to a function that runs unrolled for
+ *     12 KiB before its return, as hand-written SIMD code does. */
+	pad pad_lf
+	item long_fn
+	leaq	.Llf(%rip), %rcx
+	movq	%rcx, 8(%rdi)
+	ret
+	end_item long_fn
+	.p2align 12, 0xcc
+.Llf:
+	.rept	3072
+	paddw	%xmm1, %xmm0
+	.endr
+	ret
+
+/* 10b. A stored pointer to 12 KiB of bytes that decode as instructions
+ *      but never return before the next entry. */
+	pad pad_lt
+	item long_tab
+	leaq	.Llt(%rip), %rcx
+	movq	%rcx, 8(%rdi)
+	ret
+	end_item long_tab
+	.p2align 12, 0xcc
+.Llt:
+	.rept	3072
+	paddw	%xmm1, %xmm0
+	.endr
+
 /* ---- the stack: spilled, pushed, reloaded, popped ---------------------- */
 
 /* 13. A function pointer of a CPU-dispatch setup function: loaded early,
