@@ -83,7 +83,8 @@ static void frame_bounds(const struct flow *f, uint64_t pc, uint64_t *lo, uint64
 }
 
 /* Decodes [lo, hi) as the sweep did (restarting at every entry) and says
- * whether no instruction there lets rsp out. */
+ * whether no instruction there lets rsp out.  Where the decode and the
+ * sweep's instruction starts part, the answer is no. */
 static bool frame_closed(struct flow *f, uint64_t lo, uint64_t hi)
 {
 	const struct region *r = f->reg;
@@ -105,6 +106,10 @@ static bool frame_closed(struct flow *f, uint64_t lo, uint64_t hi)
 			uint64_t rip;
 			size_t n, modrm;
 
+			/* Out of step with the sweep, this decode could miss
+			 * what the code really does. */
+			if (!scan_is_start(f->s, pc))
+				return false;
 			if (cs_disasm_iter(f->h, &code, &left, &pc, f->in)) {
 				fin_from_insn(&x, f->in);
 			} else {
