@@ -37,6 +37,7 @@
  * Calls: util.c, x86.c, flowinsn.c, flowop.c, flowstack.c, flowwin.c and
  * Capstone.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,9 +99,15 @@ static bool seen_before(struct flow *f, const struct path *p)
 {
 	const unsigned char *b = (const unsigned char *)p;
 	uint64_t h = 1469598103934665603ull, w;
+	/* The slots come last and are all zero while none is live: most
+	 * states hash without them. */
+	size_t n = p->st.slive ? sizeof *p : offsetof(struct path, st.spos);
 
 	_Static_assert(sizeof *p % 8 == 0, "paths hash by words");
-	for (size_t i = 0; i < sizeof *p; i += 8) {
+	_Static_assert(offsetof(struct path, st.spos) % 8 == 0 &&
+	               offsetof(struct path, st.soff) + sizeof p->st.soff == sizeof *p,
+	               "the slots end the path");
+	for (size_t i = 0; i < n; i += 8) {
 		memcpy(&w, b + i, 8);
 		h = (h ^ w) * 1099511628211ull;
 		h ^= h >> 29;
@@ -332,7 +339,10 @@ static void explore(struct flow *f, uint64_t pc, unsigned reg)
 		}
 		if (x->mem == FM_ACCESS)
 			flow_check_access(f, x, &p.st);
-		if (!flow_stack_op(f, x, &p.st))
+		/* Only these can touch a slot or make one. */
+		if (!((p.st.slive || x->op == FO_PUSH ||
+		       (x->op == FO_STORE && x->base == X86_RSP)) &&
+		      flow_stack_op(f, x, &p.st)))
 			flow_apply_op(f, x, &p.st);
 		flow_track_consts(x, &p.st);
 		if (!(f->out & OUT_UNKNOWN) && holds(&p.st))

@@ -87,13 +87,12 @@ enum {
 
 struct st {
 	uint16_t live, any;     /* hold the address; of those, at unknown offsets */
-	uint16_t cst, pad;      /* hold another code address, loaded on this path */
+	uint16_t cst;           /* hold another code address, loaded on this path */
 	uint8_t slive, sany;    /* slots that hold it; of those, at unknown offsets */
-	uint8_t spad[6];
 	int64_t off[16];        /* offsets of the live, known ones; else 0 */
 	uint64_t cval[16];      /* the addresses in cst; else 0 */
-	int64_t spos[NSLOTS];   /* where each live slot is, from rsp; else 0 */
-	int64_t soff[NSLOTS];   /* the offsets of the live, known ones; else 0 */
+	int32_t spos[NSLOTS];   /* where each live slot is, from rsp; else 0 */
+	int32_t soff[NSLOTS];   /* the offsets of the live, known ones; else 0 */
 };
 
 /* A stretch of code (a function's extent, or the code between two

@@ -164,7 +164,7 @@ static void drop(struct st *st, unsigned i)
 static bool overlaps(const struct st *st, int64_t lo, int64_t n)
 {
 	for (unsigned i = 0; i < NSLOTS; i++)
-		if ((st->slive & (1u << i)) && st->spos[i] < lo + n && lo < st->spos[i] + 8)
+		if ((st->slive & (1u << i)) && st->spos[i] < lo + n && lo < (int64_t)st->spos[i] + 8)
 			return true;
 	return false;
 }
@@ -172,7 +172,7 @@ static bool overlaps(const struct st *st, int64_t lo, int64_t n)
 static void drop_range(struct st *st, int64_t lo, int64_t n)
 {
 	for (unsigned i = 0; i < NSLOTS; i++)
-		if ((st->slive & (1u << i)) && st->spos[i] < lo + n && lo < st->spos[i] + 8)
+		if ((st->slive & (1u << i)) && st->spos[i] < lo + n && lo < (int64_t)st->spos[i] + 8)
 			drop(st, i);
 }
 
@@ -185,12 +185,19 @@ static int slot_at(const struct st *st, int64_t pos)
 	return -1;
 }
 
-/* rsp moves by d bytes: every slot's place, taken from rsp, moves by -d. */
-static void shift(struct st *st, int64_t d)
+/* rsp moves by d bytes: every slot's place, taken from rsp, moves by -d.
+ * A place that no longer fits is forgotten: unknown. */
+static void shift(struct flow *f, struct st *st, int64_t d)
 {
-	for (unsigned i = 0; i < NSLOTS; i++)
-		if (st->slive & (1u << i))
-			st->spos[i] -= d;
+	for (unsigned i = 0; i < NSLOTS; i++) {
+		int64_t to;
+		if (!(st->slive & (1u << i)))
+			continue;
+		to = (int64_t)st->spos[i] - d;
+		if (to != (int32_t)to)
+			unknown(f);
+		st->spos[i] = (int32_t)to;
+	}
 }
 
 /* Register r is written, 8 bytes wide, to pos: the slot there holds the
@@ -200,7 +207,7 @@ static void put(struct flow *f, const struct fin *x, struct st *st, int64_t pos,
                 unsigned r)
 {
 	drop_range(st, pos, 8);
-	if (!frame_ok(f, x->addr)) {
+	if (pos != (int32_t)pos || !frame_ok(f, x->addr)) {
 		unknown(f);
 		return;
 	}
@@ -208,9 +215,9 @@ static void put(struct flow *f, const struct fin *x, struct st *st, int64_t pos,
 		if (st->slive & (1u << i))
 			continue;
 		st->slive |= (uint8_t)(1u << i);
-		st->spos[i] = pos;
-		if (exact(st, r))
-			st->soff[i] = st->off[r];
+		st->spos[i] = (int32_t)pos;
+		if (exact(st, r) && st->off[r] == (int32_t)st->off[r])
+			st->soff[i] = (int32_t)st->off[r];
 		else
 			st->sany |= (uint8_t)(1u << i);
 		f->spilled = true;
@@ -318,7 +325,7 @@ bool flow_stack_op(struct flow *f, const struct fin *x, struct st *st)
 	}
 	switch (x->op) {
 	case FO_PUSH:
-		shift(st, -8);
+		shift(f, st, -8);
 		drop_range(st, 0, 8);
 		if (tracked(st, x->src)) {
 			if (!x->swide)
@@ -330,24 +337,24 @@ bool flow_stack_op(struct flow *f, const struct fin *x, struct st *st)
 	case FO_POP:
 		if ((i = slot_at(st, 0)) >= 0 && x->dst < 16) {
 			give(x, st, (unsigned)i, x->dst);
-			shift(st, 8);
+			shift(f, st, 8);
 			return true;
 		}
 		if (overlaps(st, 0, 8)) {
 			unknown(f);
 			return true;
 		}
-		shift(st, 8);
+		shift(f, st, 8);
 		return false;
 	case FO_ADDI:
 		if (x->dst == X86_RSP) {
-			shift(st, x->disp);
+			shift(f, st, x->disp);
 			return true;
 		}
 		break;
 	case FO_LEA:
 		if (x->dst == X86_RSP) {
-			shift(st, x->disp);
+			shift(f, st, x->disp);
 			return true;
 		}
 		break;
@@ -360,10 +367,9 @@ bool flow_stack_op(struct flow *f, const struct fin *x, struct st *st)
 /* A call that is followed: the return address goes below rsp. */
 void flow_stack_call(struct flow *f, struct st *st)
 {
-	(void)f;
 	if (!st->slive)
 		return;
-	shift(st, -8);
+	shift(f, st, -8);
 	drop_range(st, 0, 8);
 }
 
@@ -374,7 +380,7 @@ void flow_stack_ret(struct flow *f, struct st *st)
 		return;
 	if (overlaps(st, 0, 8))
 		unknown(f);
-	shift(st, 8);
+	shift(f, st, 8);
 }
 
 /* A call to another object's function, which may read stack arguments
@@ -384,7 +390,7 @@ void flow_stack_abi_call(struct flow *f, struct st *st)
 	for (unsigned i = 0; i < NSLOTS; i++) {
 		if (!(st->slive & (1u << i)))
 			continue;
-		if (st->spos[i] + 8 > 0)
+		if ((int64_t)st->spos[i] + 8 > 0)
 			unknown(f);
 		else
 			drop(st, i);
@@ -396,7 +402,7 @@ void flow_stack_abi_call(struct flow *f, struct st *st)
 void flow_stack_left(struct flow *f, const struct st *st, bool jump)
 {
 	for (unsigned i = 0; i < NSLOTS; i++)
-		if ((st->slive & (1u << i)) && (jump || st->spos[i] + 8 > 0))
+		if ((st->slive & (1u << i)) && (jump || (int64_t)st->spos[i] + 8 > 0))
 			unknown(f);
 }
 
