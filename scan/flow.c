@@ -19,11 +19,14 @@
  *   - a jump or call through it: code;
  *   - a store of it into memory that is not the stack: a pointer, code only
  *     if the bytes there read as a function (flow_plausible());
- *   - anything else (returned, pushed, spilled, passed to a call, read by
- *     an instruction the model does not cover, a path too long, code that
- *     cannot be decoded): unknown, and unknown keeps the address a table
- *     that runs to the next entry, exactly as the scanner did before this
- *     stage existed.
+ *   - pushed or spilled to the stack: followed in the slot while
+ *     flowstack.c can prove that nothing else reaches it, and then only a
+ *     use that shows code (stored, jumped through) makes it code;
+ *   - anything else (returned, passed to a call, read by an instruction
+ *     the model does not cover, a path too long, code that cannot be
+ *     decoded): unknown, and unknown keeps the address a table that runs
+ *     to the next entry, exactly as the scanner did before this stage
+ *     existed.
  * A call with the register live is unknown even when the callee looks
  * harmless: memcpy(dst, table, n) is the case that must stay readable.
  *
@@ -31,8 +34,10 @@
  * instruction-start bitmap.
  * Adds: refs for what is data; code entries and call targets for what is
  * code (entries re-sorted).
- * Calls: util.c, x86.c, flowinsn.c and Capstone.
+ * Calls: util.c, x86.c, flowinsn.c, flowop.c, flowstack.c, flowwin.c and
+ * Capstone.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,9 +99,15 @@ static bool seen_before(struct flow *f, const struct path *p)
 {
 	const unsigned char *b = (const unsigned char *)p;
 	uint64_t h = 1469598103934665603ull, w;
+	/* The slots come last and are all zero while none is live: most
+	 * states hash without them. */
+	size_t n = p->st.slive ? sizeof *p : offsetof(struct path, st.spos);
 
 	_Static_assert(sizeof *p % 8 == 0, "paths hash by words");
-	for (size_t i = 0; i < sizeof *p; i += 8) {
+	_Static_assert(offsetof(struct path, st.spos) % 8 == 0 &&
+	               offsetof(struct path, st.soff) + sizeof p->st.soff == sizeof *p,
+	               "the slots end the path");
+	for (size_t i = 0; i < n; i += 8) {
 		memcpy(&w, b + i, 8);
 		h = (h ^ w) * 1099511628211ull;
 		h ^= h >> 29;
@@ -140,13 +151,14 @@ static void widen(struct flow *f, struct path *p)
 		p->st.cval[r] = 0;
 	}
 	p->st.cst = 0;
+	flow_stack_widen(&p->st);
 }
 
 static void go(struct flow *f, const struct path *p, uint64_t pc)
 {
 	struct path *q;
 
-	if (!p->st.live)
+	if (!holds(&p->st))
 		return;
 	if (!(q = vec_push(&f->work))) {
 		f->rc = scan_fail(f->s, XOM_SCAN_ENOMEM, "out of memory");
@@ -174,6 +186,9 @@ static void returned(struct flow *f, const struct st *st, bool jump)
 	uint16_t vals = f->abi && !jump ? bit(0) | bit(2) : 0;
 	uint16_t left = st->live & (uint16_t)~ABI_SCRATCH;
 
+	flow_stack_left(f, st, jump);
+	if (!st->live)
+		return;
 	if ((left & (uint16_t)~vals) || (left & st->any))
 		unknown(f);
 	else if (left)
@@ -196,6 +211,7 @@ static void abi_call(struct flow *f, struct path *p, uint64_t next)
 		unknown(f);
 		return;
 	}
+	flow_stack_abi_call(f, &p->st);
 	for (unsigned r = 0; r < 16; r++)
 		if (!(CALLEE_SAVED & bit(r)))
 			p->st.cst &= (uint16_t)~bit(r), p->st.cval[r] = 0;
@@ -232,12 +248,14 @@ static void control(struct flow *f, const struct fin *x, struct path *p)
 			return;
 		}
 		p->ret[p->depth++] = next;
+		flow_stack_call(f, &p->st);
 		go(f, p, x->target);
 		return;
 	case FK_RET:
 		if (p->depth) {
 			uint64_t to = p->ret[--p->depth];
 			p->ret[p->depth] = 0;
+			flow_stack_ret(f, &p->st);
 			go(f, p, to);
 		} else {
 			returned(f, &p->st, false);
@@ -269,11 +287,14 @@ static void control(struct flow *f, const struct fin *x, struct path *p)
 		if (!tracked(&p->st, x->src) && known_target(f, x, &p->st, &to) &&
 		    p->depth < MAX_DEPTH) {
 			p->ret[p->depth++] = next;
+			flow_stack_call(f, &p->st);
 			go(f, p, to);
 			return;
 		}
 	}
-		if (x->mem || !exact(&p->st, x->src) || p->st.off[x->src] || others) {
+		/* A callee may read what is on the stack. */
+		if (x->mem || !exact(&p->st, x->src) || p->st.off[x->src] || others ||
+		    p->st.slive) {
 			unknown(f);
 			return;
 		}
@@ -318,9 +339,13 @@ static void explore(struct flow *f, uint64_t pc, unsigned reg)
 		}
 		if (x->mem == FM_ACCESS)
 			flow_check_access(f, x, &p.st);
-		flow_apply_op(f, x, &p.st);
+		/* Only these can touch a slot or make one. */
+		if (!((p.st.slive || x->op == FO_PUSH ||
+		       (x->op == FO_STORE && x->base == X86_RSP)) &&
+		      flow_stack_op(f, x, &p.st)))
+			flow_apply_op(f, x, &p.st);
 		flow_track_consts(x, &p.st);
-		if (!(f->out & OUT_UNKNOWN) && p.st.live)
+		if (!(f->out & OUT_UNKNOWN) && holds(&p.st))
 			control(f, x, &p);
 	}
 }
@@ -351,6 +376,7 @@ static int judge(struct flow *f, const struct cand *c)
 			flow_fin_at(f, a);
 			break;
 		}
+	f->spilled = false;
 	x = flow_fin_at(f, c->at);
 	if (x && x->dst < 16)
 		explore(f, c->at + x->size, x->dst);
@@ -360,7 +386,16 @@ static int judge(struct flow *f, const struct cand *c)
 		return f->rc;
 	if ((f->out & OUT_ESCAPED) && !(f->out & (OUT_JUMPED | OUT_ELSEWHERE)))
 		f->out |= OUT_UNKNOWN;
+	/* Memory that another way into the stack could read is not always
+	 * seen to be read: an address that was on the stack must show that
+	 * it is code, and dying there proves nothing. */
+	if (f->spilled && !(f->out & (OUT_STORED | OUT_JUMPED)))
+		f->out |= OUT_UNKNOWN;
+	/* Bytes that are read where the address points are data, whatever
+	 * else the address is used for: code there would be an entry that
+	 * ends the table read from there. */
 	if (f->out & (OUT_UNKNOWN | OUT_DATA) ||
+	    ((f->out & OUT_SELF) && (f->out & (OUT_STORED | OUT_JUMPED))) ||
 	    ((f->out & (OUT_STORED | OUT_JUMPED)) == OUT_STORED &&
 	     !flow_plausible(f, c->target))) {
 		if ((f->rc = scan_push_ref(f->s, c->target, 0, c->reason, true, c->at)))
@@ -398,6 +433,7 @@ int flow_resolve(struct scan *s)
 		.tmp = { .size = sizeof(struct fin) },
 		.spans = { .size = sizeof(struct xom_range) },
 		.work = { .size = sizeof(struct path) },
+		.frames = { .size = sizeof(struct frame) },
 		.code = { .size = sizeof(uint64_t) },
 		.data = { .size = sizeof(uint64_t) },
 	};
@@ -427,6 +463,7 @@ int flow_resolve(struct scan *s)
 	vec_free(&f.tmp);
 	vec_free(&f.spans);
 	vec_free(&f.work);
+	vec_free(&f.frames);
 	vec_free(&f.code);
 	vec_free(&f.data);
 	free(f.seen);

@@ -1,6 +1,7 @@
 /*
- * flow.h - what flow.c, flowwin.c and flowinsn.c share: the compact form
- * of one decoded instruction, and the state of the stage.  Not installed.
+ * flow.h - what flow.c, flowop.c, flowstack.c, flowwin.c and flowinsn.c
+ * share: the compact form of one decoded instruction, and the state of the
+ * stage.  Not installed.
  */
 #ifndef XOM_SCAN_FLOW_H
 #define XOM_SCAN_FLOW_H
@@ -35,6 +36,7 @@ enum fin_op {
 	FO_ZERO,        /* dst = 0 (xor, sub of itself) */
 	FO_PUSH,        /* the stack = src */
 	FO_XCHG,        /* dst <-> src */
+	FO_POP,         /* dst = the stack */
 };
 
 enum fin_mem { FM_NONE = 0, FM_ACCESS, FM_ADDRESS };
@@ -52,6 +54,7 @@ struct fin {
 	bool seg;               /* an fs or gs override */
 	bool nodisp;            /* the displacement is unknown */
 	bool raw;               /* measured by x86.c: registers written unknown */
+	bool mwrite;            /* the memory operand is written, not read */
 };
 
 /* ---- flow.c's state, which flowwin.c reads and keeps --------------------- */
@@ -62,8 +65,8 @@ struct fin {
 #define MAX_DEPTH 4             /* calls followed into and back */
 #define CHUNK 128               /* bytes decoded at a time */
 #define WINDOW_MAX (1u << 18)   /* instructions kept decoded */
-#define PLAUSIBLE_BYTES 8192
-#define PLAUSIBLE_INSNS 2048
+#define PLAUSIBLE_BYTES 65536
+#define PLAUSIBLE_INSNS 16384
 
 enum {
 	OUT_UNKNOWN = 1,        /* a use that proves nothing */
@@ -72,6 +75,7 @@ enum {
 	OUT_JUMPED = 8,         /* jumped or called through, unchanged */
 	OUT_ELSEWHERE = 16,     /* the base of a read outside the code */
 	OUT_ESCAPED = 32,       /* left in a scratch register at a return */
+	OUT_SELF = 64,          /* read at a known place that holds the address */
 };
 
 /* Caller-saved registers that carry no value back by the ABI: rcx, rsi,
@@ -79,11 +83,24 @@ enum {
 #define ABI_SCRATCH 0x0fc2
 #define CALLEE_SAVED 0xf028     /* rbx, rbp, r12-r15 */
 
+#define NSLOTS 4                /* stack slots that may hold the address */
+
 struct st {
 	uint16_t live, any;     /* hold the address; of those, at unknown offsets */
-	uint16_t cst, pad;      /* hold another code address, loaded on this path */
+	uint16_t cst;           /* hold another code address, loaded on this path */
+	uint8_t slive, sany;    /* slots that hold it; of those, at unknown offsets */
 	int64_t off[16];        /* offsets of the live, known ones; else 0 */
 	uint64_t cval[16];      /* the addresses in cst; else 0 */
+	int32_t spos[NSLOTS];   /* where each live slot is, from rsp; else 0 */
+	int32_t soff[NSLOTS];   /* the offsets of the live, known ones; else 0 */
+};
+
+/* A stretch of code (a function's extent, or the code between two
+ * entries) and whether any of its instructions lets rsp out of rsp. */
+struct frame {
+	uint64_t start, end;
+	bool ok;
+	uint8_t pad[7];
 };
 
 struct path {
@@ -111,6 +128,8 @@ struct flow {
 	uint64_t *visit_pc;     /* SEEN_SLOTS: how often each pc was reached */
 	uint32_t *visit_n;
 	uint32_t *gen, curgen;
+	bool spilled;           /* the address was put on the stack */
+	struct vec frames;      /* struct frame: code checked for stack addresses */
 	struct vec code;        /* uint64_t: found to be code */
 	struct vec data;        /* uint64_t: kept as tables */
 	int rc;
@@ -156,6 +175,16 @@ static inline void set_any(struct st *st, unsigned r)
 	st->live |= bit(r), st->any |= bit(r);
 	st->off[r] = 0;
 }
+
+static inline bool holds(const struct st *st) { return st->live || st->slive; }
+
+/* flowstack.c */
+bool flow_stack_op(struct flow *f, const struct fin *x, struct st *st);
+void flow_stack_call(struct flow *f, struct st *st);
+void flow_stack_ret(struct flow *f, struct st *st);
+void flow_stack_abi_call(struct flow *f, struct st *st);
+void flow_stack_left(struct flow *f, const struct st *st, bool jump);
+void flow_stack_widen(struct st *st);
 
 /* flowop.c */
 void flow_check_access(struct flow *f, const struct fin *x, const struct st *st);

@@ -61,6 +61,13 @@ static void take_operands(struct fin *f, const cs_insn *in)
 				f->wr |= b;
 		}
 	}
+	/* A move from a register to memory writes it without reading it.
+	 * Capstone 4's access flags say "read" for some such stores, so the
+	 * shape decides: a mov or vmov whose first (destination) operand is
+	 * the only memory operand and whose other is a register. */
+	f->mwrite = nmem == 1 && x->op_count == 2 && x->operands[0].type == X86_OP_MEM &&
+	            x->operands[1].type == X86_OP_REG &&
+	            (!strncmp(in->mnemonic, "mov", 3) || !strncmp(in->mnemonic, "vmov", 4));
 	for (uint8_t i = 0; i < d->regs_read_count; i++)
 		f->rd |= fbit(x86_fam(d->regs_read[i]));
 	for (uint8_t i = 0; i < d->regs_write_count; i++)
@@ -150,11 +157,12 @@ static void take_op(struct fin *f, const cs_insn *in)
 		break;
 	case X86_INS_PUSH:
 		if (x->op_count == 1 && a->type == X86_OP_REG)
-			f->op = FO_PUSH, f->src = (uint8_t)x86_fam(a->reg);
+			f->op = FO_PUSH, f->src = (uint8_t)x86_fam(a->reg),
+			f->swide = x86_is_reg64(a->reg);
 		break;
 	case X86_INS_POP:
 		if (x->op_count == 1 && a->type == X86_OP_REG)
-			f->op = FO_SET, f->dst = (uint8_t)x86_fam(a->reg),
+			f->op = FO_POP, f->dst = (uint8_t)x86_fam(a->reg),
 			f->dwide = x86_fam_wide(a->reg);
 		break;
 	case X86_INS_XCHG:

@@ -51,12 +51,17 @@ void flow_check_access(struct flow *f, const struct fin *x, const struct st *st)
 	}
 	ea = f->t0 + (uint64_t)st->off[x->base] + (uint64_t)x->disp;
 	if (x->index != X86_FAM_NONE) {
-		if (exec_seg_at(f->s, ea))
+		if (exec_seg_at(f->s, ea)) {
+			if (ea <= f->t0)
+				f->out |= OUT_SELF;
 			push_data_ref(f, ea, 0);
-		else
+		} else {
 			f->out |= OUT_ELSEWHERE;
+		}
 		return;
 	}
+	if (exec_seg_at(f->s, ea) && ea <= f->t0 && f->t0 - ea < x->msize)
+		f->out |= OUT_SELF;
 	if (exec_seg_at(f->s, ea))
 		push_data_ref(f, ea, x->msize);
 	else if (exec_seg_at(f->s, ea + x->msize - 1))
@@ -109,8 +114,14 @@ void flow_apply_op(struct flow *f, const struct fin *x, struct st *st)
 		else
 			overwrite(f, st, x);
 		return;
+	case FO_POP:
+		/* What flowstack.c does not know came off the stack is
+		 * unrelated to the address. */
+		overwrite(f, st, x);
+		return;
 	case FO_STORE:
-		/* Spilled to the stack, it may come back in any register. */
+		/* Spilled where flowstack.c cannot follow it, it may come
+		 * back in any register. */
 		if (!tracked(st, x->src))
 			return;
 		if (!x->swide || x->base == X86_RSP || x->base == X86_RBP)
@@ -132,6 +143,7 @@ void flow_apply_op(struct flow *f, const struct fin *x, struct st *st)
 		kill(st, x->dst);
 		return;
 	case FO_PUSH:
+		/* flowstack.c follows the pushes it can. */
 		if (tracked(st, x->src))
 			unknown(f);
 		return;

@@ -197,11 +197,14 @@ static bool after_boundary(struct flow *f, uint64_t t, const struct xom_segment 
  * (16-byte aligned, as compilers and x86inc align them, or right after a
  * return, jump or padding), in step with the sweep at every instruction,
  * nothing undecodable or implausible, and a return or an unconditional
- * jump before the next entry, within 8 KiB.  Only stored pointers need
+ * jump before the next entry, within 64 KiB.  Only stored pointers need
  * this: a table whose address is stored could be read by whoever loads the
  * pointer, so the bytes themselves must speak for code.  Data rarely gets
  * far: zeros, and about one opcode in twenty of random bytes, are
- * implausible or undecodable in 64-bit mode.
+ * implausible or undecodable in 64-bit mode.  The limit is that large
+ * because hand-written SIMD functions run unrolled for tens of KiB before
+ * their first return (aom's SSE transforms), and every instruction of the
+ * way must pass: a longer way is harder for data, not easier.
  */
 bool flow_plausible(struct flow *f, uint64_t t)
 {

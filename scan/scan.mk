@@ -2,7 +2,7 @@
 # library that the runtime loads only on a plan-cache miss, and xom-scan.
 
 SCAN_SRC := scan/util.c scan/x86.c scan/elf.c scan/ehframe.c scan/disasm.c \
-	scan/flowinsn.c scan/flowop.c scan/flowwin.c scan/flow.c scan/classify.c scan/gadgets.c scan/surface.c scan/scan.c
+	scan/flowinsn.c scan/flowop.c scan/flowstack.c scan/flowwin.c scan/flow.c scan/classify.c scan/gadgets.c scan/surface.c scan/scan.c
 SCAN_OBJ := $(SCAN_SRC:%.c=$(B)/%.o)
 SCAN_LIBS := -lcapstone -lelf -lpthread
 

@@ -401,6 +401,40 @@ helper 0 xom
 helper 1 readable table
 across_call 0 xom
 across_call 1 readable table
+read_ret 0 xom
+read_ret 1 readable table
+long_fn 0 xom
+long_fn 1 xom
+long_fn 3 xom
+long_tab 0 xom
+long_tab 1 readable table
+long_tab 3 readable table
+spill_store 0 xom
+spill_store 1 xom
+push_cont 0 xom
+push_cont 1 xom
+spill_read 0 xom
+spill_read 1 readable table
+spill_memcpy 0 xom
+spill_memcpy 1 readable table
+spill_two 0 xom
+spill_two 1 readable table
+spill_scaled8 0 xom
+spill_scaled8 1 readable table
+spill_nocfi 0 xom
+spill_nocfi 1 readable table
+push_other 0 xom
+push_other 1 readable table
+spill_data 0 xom
+spill_data 1 readable table
+spill_alias 0 xom
+spill_alias 1 readable table
+spill_arg 0 xom
+spill_arg 1 readable table
+spill_vecread 0 xom
+spill_vecread 1 readable table
+spill_dead 0 xom
+spill_dead 1 readable table
 pad_last 0 xom
 '
 

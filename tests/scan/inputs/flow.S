@@ -213,6 +213,270 @@ helper:
 	ret
 	cl_bytes .Lhl
 
+/* 12c. A table read at its base, the base then returned in rdx as the
+ *      second half of a returned pair: the read decides, the return does
+ *      not make it a returned function pointer. */
+	pad pad_rr
+	item read_ret
+	leaq	.Lrr(%rip), %rdx
+	movl	(%rdx,%rdi,4), %eax
+	ret
+	end_item read_ret
+	cl_bytes .Lrr
+
+/* 1b. A function pointer stored to a function that runs unrolled for
+ *     12 KiB before its return, as hand-written SIMD code does. */
+	pad pad_lf
+	item long_fn
+	leaq	.Llf(%rip), %rcx
+	movq	%rcx, 8(%rdi)
+	ret
+	end_item long_fn
+	.p2align 12, 0xcc
+.Llf:
+	.rept	3072
+	paddw	%xmm1, %xmm0
+	.endr
+	ret
+
+/* 10b. A stored pointer to 12 KiB of bytes that decode as instructions
+ *      but never return before the next entry. */
+	pad pad_lt
+	item long_tab
+	leaq	.Llt(%rip), %rcx
+	movq	%rcx, 8(%rdi)
+	ret
+	end_item long_tab
+	.p2align 12, 0xcc
+.Llt:
+	.rept	3072
+	paddw	%xmm1, %xmm0
+	.endr
+
+/* ---- the stack: spilled, pushed, reloaded, popped ---------------------- */
+
+/* 13. A function pointer of a CPU-dispatch setup function: loaded early,
+ *     kept on the stack while other code runs, reloaded and stored into a
+ *     global table.  The target has no symbol and no CFI. */
+	pad pad_ss
+	item spill_store
+	subq	$40, %rsp
+	.cfi_adjust_cfa_offset 40
+	leaq	.Lss(%rip), %rax
+	movq	%rax, 16(%rsp)
+	movq	%rdi, 24(%rsp)
+	xorl	%eax, %eax
+	movups	%xmm0, (%rsp)
+	testl	%esi, %esi
+	je	1f
+	movq	16(%rsp), %rdx
+	movq	%rdx, 8(%rdi)
+1:	addq	$40, %rsp
+	.cfi_adjust_cfa_offset -40
+	ret
+	end_item spill_store
+	.p2align 12, 0xcc
+.Lss:
+	movdqu	(%rsi), %xmm0
+	psubw	%xmm1, %xmm0
+	movdqu	%xmm0, (%rdi)
+	ret
+
+/* 14. x86inc's continuation: the label pushed, a shared tail called
+ *     through another register that returns through r8, then popped and
+ *     jumped through.  No CFI. */
+	pad pad_pc
+	.p2align 12, 0xcc
+push_cont:
+	leaq	.Lpc(%rip), %r8
+	leaq	.Lpc_tail(%rip), %rcx
+	pushq	%r8
+	leaq	1f(%rip), %r8
+	jmp	*%rcx
+1:	popq	%r8
+	jmp	*%r8
+.Lpc_tail:
+	movq	%rdi, %rax
+	jmp	*%r8
+	.p2align 12, 0xcc
+.Lpc:
+	addq	$1, %rax
+	ret
+
+/* 15. Spilled, reloaded, then read through. */
+	pad pad_sr
+	item spill_read
+	subq	$24, %rsp
+	.cfi_adjust_cfa_offset 24
+	leaq	.Lsr(%rip), %rax
+	movq	%rax, 8(%rsp)
+	xorl	%eax, %eax
+	movq	8(%rsp), %rdx
+	movl	(%rdx), %eax
+	addq	$24, %rsp
+	.cfi_adjust_cfa_offset -24
+	ret
+	end_item spill_read
+	cl_bytes .Lsr
+
+/* 16. Spilled, reloaded and passed to memcpy. */
+	pad pad_sm
+	item spill_memcpy
+	subq	$24, %rsp
+	.cfi_adjust_cfa_offset 24
+	leaq	.Lsm(%rip), %rax
+	movq	%rax, 8(%rsp)
+	movq	8(%rsp), %rsi
+	movl	$64, %edx
+	call	memcpy@PLT
+	addq	$24, %rsp
+	.cfi_adjust_cfa_offset -24
+	ret
+	end_item spill_memcpy
+	cl_bytes .Lsm
+
+/* 17. Spilled, reloaded, copied to a second register and read. */
+	pad pad_s2
+	item spill_two
+	subq	$24, %rsp
+	.cfi_adjust_cfa_offset 24
+	leaq	.Ls2(%rip), %rax
+	movq	%rax, (%rsp)
+	movq	(%rsp), %rcx
+	movq	%rcx, %rdx
+	movl	(%rdx,%rdi,4), %eax
+	addq	$24, %rsp
+	.cfi_adjust_cfa_offset -24
+	ret
+	end_item spill_two
+	cl_bytes .Ls2
+
+/* 18. Pushed, popped and read with an index scaled by 8. */
+	pad pad_s8
+	item spill_scaled8
+	leaq	.Ls8(%rip), %rax
+	pushq	%rax
+	.cfi_adjust_cfa_offset 8
+	xorl	%eax, %eax
+	popq	%rax
+	.cfi_adjust_cfa_offset -8
+	movq	(%rax,%rdi,8), %rax
+	ret
+	end_item spill_scaled8
+	cl_bytes .Ls8
+
+/* 19. Pushed and popped in code with no CFI, then read. */
+	pad pad_sn
+	.p2align 12, 0xcc
+spill_nocfi:
+	leaq	.Lsn(%rip), %r8
+	pushq	%r8
+	leaq	.Lsn_tail(%rip), %rcx
+	jmp	*%rcx
+.Lsn_tail:
+	popq	%r8
+	movl	8(%r8), %eax
+	ret
+	cl_bytes .Lsn
+
+/* 20. Pushed, popped into another register and read. */
+	pad pad_po
+	item push_other
+	leaq	.Lpo(%rip), %rax
+	pushq	%rax
+	.cfi_adjust_cfa_offset 8
+	popq	%rcx
+	.cfi_adjust_cfa_offset -8
+	movzbl	3(%rcx), %eax
+	ret
+	end_item push_other
+	cl_bytes .Lpo
+
+/* 21. Spilled and reloaded into a store: the bytes do not read as code. */
+	pad pad_sd
+	item spill_data
+	subq	$24, %rsp
+	.cfi_adjust_cfa_offset 24
+	leaq	.Lsd(%rip), %rax
+	movq	%rax, 8(%rsp)
+	movq	8(%rsp), %rdx
+	movq	%rdx, (%rdi)
+	addq	$24, %rsp
+	.cfi_adjust_cfa_offset -24
+	ret
+	end_item spill_data
+	.p2align 12, 0xcc
+.Lsd:
+	.long	1, 2, 3, 4, 0, 0, 0, 0
+
+/* 22. Spilled where another register points: read through that one. */
+	pad pad_sa
+	item spill_alias
+	pushq	%rbx
+	.cfi_adjust_cfa_offset 8
+	subq	$16, %rsp
+	.cfi_adjust_cfa_offset 16
+	leaq	8(%rsp), %rbx
+	leaq	.Lsa(%rip), %rax
+	movq	%rax, 8(%rsp)
+	movq	(%rbx), %rcx
+	movl	(%rcx), %eax
+	movq	8(%rsp), %rdx
+	movq	%rdx, (%rdi)
+	addq	$16, %rsp
+	.cfi_adjust_cfa_offset -16
+	popq	%rbx
+	.cfi_adjust_cfa_offset -8
+	ret
+	end_item spill_alias
+	cl_bytes .Lsa
+
+/* 23. Spilled where a call to another object finds its stack arguments. */
+	pad pad_sg
+	item spill_arg
+	subq	$24, %rsp
+	.cfi_adjust_cfa_offset 24
+	leaq	.Lsg(%rip), %rax
+	movq	%rax, (%rsp)
+	xorl	%eax, %eax
+	call	ext_fn@PLT
+	movq	(%rsp), %rdx
+	movq	%rdx, (%rdi)
+	addq	$24, %rsp
+	.cfi_adjust_cfa_offset -24
+	ret
+	end_item spill_arg
+	cl_bytes .Lsg
+
+/* 23b. Spilled, reloaded and stored as a pointer, but also read from the
+ *      slot into a vector register, and from there read through. */
+	pad pad_sv
+	item spill_vecread
+	subq	$24, %rsp
+	.cfi_adjust_cfa_offset 24
+	leaq	.Lsv(%rip), %rax
+	movq	%rax, 8(%rsp)
+	movq	8(%rsp), %rdx
+	movq	%rdx, (%rdi)
+	movq	8(%rsp), %xmm0
+	movq	%xmm0, %rcx
+	movl	(%rcx), %eax
+	addq	$24, %rsp
+	.cfi_adjust_cfa_offset -24
+	ret
+	end_item spill_vecread
+	cl_bytes .Lsv
+
+/* 24. Spilled and never reloaded: nothing shows what it is. */
+	pad pad_sx
+	item spill_dead
+	leaq	.Lsx(%rip), %rax
+	movq	%rax, -8(%rsp)
+	xorl	%eax, %eax
+	ret
+	end_item spill_dead
+	cl_bytes .Lsx
+
 	pad pad_last
 
 	.section .rodata, "a"
