@@ -162,6 +162,12 @@ const struct xom_plan_head *xom_stores_find(struct xom_stores *st,
                                             const struct xom_plan_key *k,
                                             int *which);
 void xom_stores_close(struct xom_stores *st);
+/* storeread.c: the plan for k in a store that a small batch reads rather
+ * than maps (store.c opened it), or NULL; and the end of a batch, which
+ * wipes what was read. */
+const struct xom_plan_head *xom_store_read_find(struct xom_store *s,
+                                               const struct xom_plan_key *k);
+void xom_store_read_wipe(void);
 /* A helper ran: a store found missing may exist now. */
 void xom_stores_changed(void);
 

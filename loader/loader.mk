@@ -12,7 +12,7 @@ PLAN_FORMAT_OBJ := $(B)/loader/plan/format.o
 RUNTIME_SMALL := $(addprefix $(B)/loader/,start.o settings.o options.o say.o pkey.o \
 	elfmem.o store.o sync.o apply.o fault.o calls.o str.o helper.o) \
 	$(PLAN_FORMAT_OBJ)
-RUNTIME_BIG := $(addprefix $(B)/loader/,hotend.o objects.o protect.o profile.o)
+RUNTIME_BIG := $(addprefix $(B)/loader/,hotend.o objects.o protect.o profile.o storeread.o)
 RUNTIME_OBJ := $(RUNTIME_SMALL) $(RUNTIME_BIG)
 # str.c defines memcpy and friends: the compiler must not turn its loops
 # back into calls to them.
@@ -56,14 +56,14 @@ $(RT_BIN)/xomtest: $(XOMTEST_SRC) tests/runtime/xomtest.h loader/plan/xom_plan.h
 		-ldl -pthread
 
 # The preload library with a plan buffer of 512 bytes: its small batches
-# outgrow it and map the index instead (loader/store.c).
-$(B)/loader/store-tiny.o: loader/store.c | $(B)/.deps-build
+# outgrow it and map the index instead (loader/storeread.c).
+$(B)/loader/storeread-tiny.o: loader/storeread.c | $(B)/.deps-build
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(XCFLAGS) -DXOM_READ_BYTES=512 -c -o $@ $<
-$(RT_BIN)/libxom-tiny.so: $(RUNTIME_OBJ) $(B)/loader/store-tiny.o $(B)/preload/preload.o preload/preload.map
+$(RT_BIN)/libxom-tiny.so: $(RUNTIME_OBJ) $(B)/loader/storeread-tiny.o $(B)/preload/preload.o preload/preload.map
 	@mkdir -p $(@D)
-	$(CC) -o $@ $(filter-out $(B)/loader/store.o,$(RUNTIME_SMALL)) $(B)/loader/store-tiny.o \
-		$(B)/preload/preload.o $(RUNTIME_BIG) $(XLDFLAGS) \
+	$(CC) -o $@ $(RUNTIME_SMALL) $(B)/preload/preload.o \
+		$(filter-out $(B)/loader/storeread.o,$(RUNTIME_BIG)) $(B)/loader/storeread-tiny.o $(XLDFLAGS) \
 		$(RUNTIME_LDFLAGS) -Wl,--version-script=preload/preload.map
 
 # A program that starts with more objects than a small batch has (ten

@@ -15,7 +15,7 @@
  * instead, into a buffer that is wiped when the batch ends: the head, the
  * slots it probes and its plans, with pread.  On virtual machines the
  * munmap's TLB flush was the larger part of what xom added to a dlopen
- * and dlclose cycle; a few preads cost less.
+ * and dlclose cycle; a few preads cost less (storeread.c).
  */
 #include <errno.h>
 #include <sys/mman.h>
@@ -38,17 +38,9 @@ static int sys_lstat(const char *path, struct stat *st)
 	return x_lstat(path, st) == 0 ? 0 : -1;
 }
 
-/* Small batches: at most this many objects read their plans into buf.
- * A plan is a few hundred bytes (736 for libavcodec), so buf holds the
- * plans of any such batch; one that does not fit maps the index after
- * all.  The tests build a runtime whose buf is too small for that. */
+/* Small batches: at most this many objects read their plans
+ * (storeread.c) instead of mapping the index. */
 #define READ_OBJECTS 8
-#ifndef XOM_READ_BYTES
-#define XOM_READ_BYTES (32u << 10)
-#endif
-#define READ_BYTES XOM_READ_BYTES
-static uint64_t buf[READ_BYTES / 8];
-static size_t used, touched;            /* bytes kept; bytes ever written */
 
 /* Opens store i's index when it can be trusted: maps it, or, when read
  * is set, keeps its descriptor to read from; 0, or -1 with nothing kept. */
@@ -60,7 +52,6 @@ static int map_store(struct xom_store *s, int i, int read)
 	struct stat st;
 	const char *why = NULL;
 	int system = i == XOM_STORE_SYSTEM;
-
 	struct xom_store_head head;
 
 	s->map = NULL;
@@ -123,60 +114,6 @@ void xom_stores_open(struct xom_stores *st, size_t n)
 	st->read = n <= READ_OBJECTS;
 }
 
-/* Maps a store that was being read: its plans outgrew buf.  Those read
- * so far stay where they are until the batch ends. */
-static const struct xom_plan_head *map_instead(struct xom_store *s,
-                                               const struct xom_plan_key *k)
-{
-	void *p = x_mmap(NULL, s->len, PROT_READ, MAP_PRIVATE, s->fd, 0);
-
-	if (X_MAP_FAILED(p))
-		return NULL;
-	s->map = p;
-	return xom_store_find(p, s->len, k);
-}
-
-/* The plan for k in a store being read: the slots from k's hash on, a
- * few at a time, then the plan of each slot whose hash matches. */
-static const struct xom_plan_head *read_find(struct xom_store *s,
-                                             const struct xom_plan_key *k)
-{
-	struct xom_store_slot slot[8];
-	uint64_t hash = xom_key_hash(k);
-	uint32_t n = s->nslots, first = 0, have = 0;
-
-	for (uint32_t i = 0, at = (uint32_t)hash & (n - 1); i < n;
-	     i++, at = (at + 1) & (n - 1)) {
-		if (!i || at < first || at - first >= have) {
-			have = n - at < 8 ? n - at : 8;
-			size_t bytes = have * sizeof(*slot);
-			if (x_pread(s->fd, slot, bytes, (long)(sizeof(struct xom_store_head)
-			            + (uint64_t)at * sizeof(*slot))) != (long)bytes)
-				return NULL;
-			first = at;
-		}
-		const struct xom_store_slot *sl = &slot[at - first];
-		if (!sl->len)
-			return NULL;
-		if (sl->hash != hash || !xom_store_slot_ok(sl, s->len))
-			continue;
-		if (sl->len > sizeof(buf) - used)
-			return map_instead(s, k);
-		char *at_buf = (char *)buf + used;
-		long got = x_pread(s->fd, at_buf, sl->len, (long)sl->off);
-		if (got > 0 && used + (size_t)got > touched)
-			touched = used + (size_t)got;
-		if (got != (long)sl->len)
-			return NULL;
-		const struct xom_plan_head *h = xom_store_plan(at_buf, sl->len, k);
-		if (h) {
-			used += (sl->len + 7) & ~(size_t)7;
-			return h;
-		}
-	}
-	return NULL;
-}
-
 const struct xom_plan_head *xom_stores_find(struct xom_stores *st,
                                             const struct xom_plan_key *k,
                                             int *which)
@@ -188,7 +125,7 @@ const struct xom_plan_head *xom_stores_find(struct xom_stores *st,
 			map_store(s, i, st->read);
 		}
 		const struct xom_plan_head *h = s->map ? xom_store_find(s->map, s->len, k)
-			: s->fd >= 0 && s->nslots ? read_find(s, k) : NULL;
+			: s->fd >= 0 && s->nslots ? xom_store_read_find(s, k) : NULL;
 		if (h) {
 			*which = i;
 			return h;
@@ -207,6 +144,5 @@ void xom_stores_close(struct xom_stores *st)
 	}
 	memset(st, 0, sizeof(*st));
 	/* The plans read go as the mapped ones do. */
-	memset(buf, 0, touched);
-	used = touched = 0;
+	xom_store_read_wipe();
 }

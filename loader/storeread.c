@@ -1,0 +1,85 @@
+/*
+ * storeread.c - a small batch's plans, read from a store's index with
+ * pread instead of mapping it (store.c opens the index and decides).
+ *
+ * Phase: object.  The plans read go into buf, which the batch's end wipes
+ * (xom_store_read_wipe), so that none outlives the batch, as none of a
+ * mapped index does.  A plan is a few hundred bytes (736 for libavcodec),
+ * so buf holds the plans of any small batch; one that does not fit maps
+ * the index after all.  The tests build a runtime whose buf is too small
+ * for that (XOM_READ_BYTES).
+ *
+ * This is a file of its own for the place of buf: the doors link it among
+ * the files with big tables, after hotend.c, so that the 32 KB that most
+ * processes never write stay out of what every start populates.
+ */
+#include <sys/mman.h>
+
+#include "loader.h"
+#include "sys.h"
+
+#ifndef XOM_READ_BYTES
+#define XOM_READ_BYTES (32u << 10)
+#endif
+static uint64_t buf[XOM_READ_BYTES / 8];
+static size_t used, touched;            /* bytes kept; bytes ever written */
+
+/* Maps a store that was being read: its plans outgrew buf.  Those read
+ * so far stay where they are until the batch ends. */
+static const struct xom_plan_head *map_instead(struct xom_store *s,
+                                               const struct xom_plan_key *k)
+{
+	void *p = x_mmap(NULL, s->len, PROT_READ, MAP_PRIVATE, s->fd, 0);
+
+	if (X_MAP_FAILED(p))
+		return NULL;
+	s->map = p;
+	return xom_store_find(p, s->len, k);
+}
+
+/* The plan for k in a store being read: the slots from k's hash on, a
+ * few at a time, then the plan of each slot whose hash matches. */
+const struct xom_plan_head *xom_store_read_find(struct xom_store *s,
+                                               const struct xom_plan_key *k)
+{
+	struct xom_store_slot slot[8];
+	uint64_t hash = xom_key_hash(k);
+	uint32_t n = s->nslots, first = 0, have = 0;
+
+	for (uint32_t i = 0, at = (uint32_t)hash & (n - 1); i < n;
+	     i++, at = (at + 1) & (n - 1)) {
+		if (!i || at < first || at - first >= have) {
+			have = n - at < 8 ? n - at : 8;
+			size_t bytes = have * sizeof(*slot);
+			if (x_pread(s->fd, slot, bytes, (long)(sizeof(struct xom_store_head)
+			            + (uint64_t)at * sizeof(*slot))) != (long)bytes)
+				return NULL;
+			first = at;
+		}
+		const struct xom_store_slot *sl = &slot[at - first];
+		if (!sl->len)
+			return NULL;
+		if (sl->hash != hash || !xom_store_slot_ok(sl, s->len))
+			continue;
+		if (sl->len > sizeof(buf) - used)
+			return map_instead(s, k);
+		char *at_buf = (char *)buf + used;
+		long got = x_pread(s->fd, at_buf, sl->len, (long)sl->off);
+		if (got > 0 && used + (size_t)got > touched)
+			touched = used + (size_t)got;
+		if (got != (long)sl->len)
+			return NULL;
+		const struct xom_plan_head *h = xom_store_plan(at_buf, sl->len, k);
+		if (h) {
+			used += (sl->len + 7) & ~(size_t)7;
+			return h;
+		}
+	}
+	return NULL;
+}
+
+void xom_store_read_wipe(void)
+{
+	memset(buf, 0, touched);
+	used = touched = 0;
+}
