@@ -8,6 +8,7 @@
 #   t_check NAME COND DETAIL evaluates the shell condition COND: PASS or FAIL
 #   t_summary                "N passed, N failed, N skipped"; status 0 when
 #                            nothing failed (end a suite with: t_summary)
+#   has FILE TEXT            FILE contains TEXT (a fixed string)
 #   xo_pages SMAPS [PATH]    counts execute-only pages (the guest tests'
 #                            proof that code was protected)
 #
@@ -33,6 +34,8 @@ t_summary() {
 	echo "$t_npass passed, $t_nfail failed, $t_nskip skipped"
 	[ "$t_nfail" = 0 ]
 }
+
+has() { grep -qF -- "$2" "$1"; }
 
 # xo_pages SMAPS [PATH]: the execute-only code pages (--xp with a non-zero
 # protection key) in an smaps text, of PATH's mappings (a base name: of

@@ -20,7 +20,6 @@ trap 'rm -rf "$tmp"; chmod 755 / /var 2>/dev/null' EXIT
 unset XOM_OPTIONS LD_PRELOAD LD_AUDIT
 export XDG_RUNTIME_DIR=$tmp/run
 mkdir -m 700 "$tmp/run"
-has() { grep -qF -- "$2" "$1"; }
 err() { tail -c 400 "$tmp/err" | tr '\n' '|'; }
 # probe_ok FILE: libxomprobe.so found the main program's, libc's and the
 # dynamic linker's code unreadable (tests/runtime/vm-enforce.sh).

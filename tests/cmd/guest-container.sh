@@ -29,7 +29,6 @@ PY=/usr/bin/python3.11
 LIB=/usr/local/lib/xom/libxom.so
 unset XOM_OPTIONS LD_PRELOAD LD_AUDIT
 part=${1:-}
-has() { grep -qF -- "$2" "$1"; }
 err() { tail -c 400 "$W/err" | tr '\n' '|'; }
 
 # image_add FILE...: copies each program into the image with every library

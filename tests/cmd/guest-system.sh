@@ -29,7 +29,6 @@ unset XOM_OPTIONS LD_PRELOAD LD_AUDIT
 export HOME=$W/home XDG_CACHE_HOME=$W/home/.cache XDG_RUNTIME_DIR=$W/run
 export GIT_CONFIG_NOSYSTEM=1
 part=${1:-}
-has() { grep -qF -- "$2" "$1"; }
 err() { tail -c 400 "$W/err" | tr '\n' '|'; }
 
 PY=/usr/bin/python3.11

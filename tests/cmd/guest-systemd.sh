@@ -25,7 +25,6 @@ PL=/etc/ld.so.preload
 U=/etc/systemd/system
 unset XOM_OPTIONS LD_PRELOAD LD_AUDIT
 part=${1:-}
-has() { grep -qF -- "$2" "$1"; }
 err() { tail -c 400 "$W/err" | tr '\n' '|'; }
 prop() { systemctl show -p "$2" --value "$1"; }
 

@@ -12,7 +12,6 @@ trap 'rm -rf "$tmp"' EXIT
 # The plans that these runs make go here, not into the user's own cache.
 export XDG_CACHE_HOME=$tmp/cache
 
-has() { grep -qF -- "$2" "$1"; }
 # run NAME WANT CMD...: output in $tmp/out and $tmp/err; 0 when the exit
 # status is WANT, else one FAIL line.
 run() {

@@ -27,7 +27,6 @@ run() {
 	t_fail "$name" "exit status $rc, expected $want: $(head -c 400 "$tmp/err" | tr '\n' '|')"
 	return 1
 }
-has() { grep -qF -- "$2" "$1"; }
 build_id() { readelf -n "$1" | sed -n 's/.*Build ID: //p'; }
 
 probe_id=$(build_id "$probe")

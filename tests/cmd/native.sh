@@ -29,8 +29,6 @@ run_rc() {
 	fi
 	return 0
 }
-# has FILE TEXT: FILE contains TEXT (fixed string).
-has() { grep -qF -- "$2" "$1"; }
 # wait_for FILE TEXT: waits up to 10 s until FILE contains TEXT.
 wait_for() {
 	local i=0
