@@ -128,7 +128,7 @@ done
 "$xom" profile merge "$tmp/m1" "$tmp/learned-preload" "$tmp/learned-audit" 2>/dev/null
 "$xom" profile merge "$tmp/m2" "$shipped" 2>/dev/null
 t_check learn-gcc-shipped 'grep -v "^#" "$tmp/m1" | cut -d" " -f1-3 >"$tmp/c1" && grep -v "^#" "$tmp/m2" | cut -d" " -f1-3 >"$tmp/c2" && [ -s "$tmp/c1" ] && cmp -s "$tmp/c1" "$tmp/c2"' \
-	"learned: $(tr '\n' '|' <"$tmp/c1"), shipped: $(tr '\n' '|' <"$tmp/c2")"
+	"learned: $(tr '\n' '|' <"$tmp/m1" 2>/dev/null), shipped: $(tr '\n' '|' <"$tmp/m2" 2>/dev/null)"
 
 fi
 

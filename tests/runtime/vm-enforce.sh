@@ -61,15 +61,15 @@ known_dir() {
 
 # relay SUFFIX: passes xomtest's PASS/FAIL lines in $W/out on, with SUFFIX
 # added to each name, counting them; nothing there is one failure.
-relay() {
-	found=0
+relay() { # relay SUFFIX: the PASS/FAIL lines of $W/out, each name + SUFFIX
+	found=0 suffix=$1
 	while IFS= read -r line; do
 		case $line in
-		"PASS "*) found=1; set -- $line; t_pass "$2$1" ;;
-		"FAIL "*) found=1; n=${line#FAIL }; t_fail "${n%%:*}$1" "${n#*: }" ;;
+		"PASS "*) found=1; n=${line#PASS }; t_pass "${n%% *}$suffix" ;;
+		"FAIL "*) found=1; n=${line#FAIL }; t_fail "${n%%:*}$suffix" "${n#*: }" ;;
 		esac
 	done <"$W/out"
-	[ $found = 1 ] || t_fail "xomtest$1" "no result: rc $rc: $(err)"
+	[ $found = 1 ] || t_fail "xomtest$suffix" "no result: rc $rc: $(err)"
 }
 
 # The probe's lines for one run: every [main] and every libc must have had
