@@ -20,7 +20,11 @@
  * store's alone (xom_profile_dir is not even asked).
  *
  * Phases: the profiles are mapped for one batch of objects and unmapped at
- * its end (they list readable code pages, which must not stay in memory);
+ * its end (they list readable code pages, which must not stay in memory).
+ * A folder that has no file for this program is not asked again by this
+ * process, so that each dlopen does not pay two failed opens: a profile
+ * installed while a program runs takes effect at its next start (profile=
+ * is opened again for each batch, since an audit run writes it);
  * the fault handler appends to profile=PATH in audit mode (open, write,
  * close: async-signal-safe).
  */
@@ -61,17 +65,22 @@ static int sys_lstat(const char *path, struct stat *st)
 	return x_lstat(path, st) == 0 ? 0 : -1;
 }
 
+/* The folders (0 the user's, 1 the system store's) found to have no file
+ * for this program. */
+static unsigned char folder_none[2];
+
 /* Maps path as the next source; owner is the uid that must own it (and its
  * folder), or -1 for the file that profile= names, which is the user's
- * word. */
-static void map_source(const char *path, long owner, int shared)
+ * word.  Returns -ENOENT when there is no such file (or folder), else 0. */
+static long map_source(const char *path, long owner, int shared)
 {
 	struct stat st, dst;
 	struct source *s = &src[nsrc];
 
 	long fd = x_open(path, O_RDONLY | O_CLOEXEC | (owner >= 0 ? O_NOFOLLOW : 0), 0);
 	if (SYS_FAILED(fd))
-		return;         /* none: a first audit run creates profile= */
+		/* none: a first audit run creates profile= */
+		return fd == -ENOENT || fd == -ENOTDIR ? -ENOENT : 0;
 	void *p = NULL;
 	if (x_fstat((int)fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0
 	    && st.st_size <= (off_t)MAX_PROFILE_BYTES
@@ -79,7 +88,7 @@ static void map_source(const char *path, long owner, int shared)
 		p = x_mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, (int)fd, 0);
 	x_close((int)fd);
 	if (!p || X_MAP_FAILED(p))
-		return;
+		return 0;
 	if (owner >= 0) {
 		/* The folder, too, must be the owner's alone: else another
 		 * user could have put the file there. */
@@ -96,7 +105,7 @@ static void map_source(const char *path, long owner, int shared)
 				xom_say("profile %s ignored: its folder is not %s alone", path,
 				        owner ? "yours" : "root's");
 			x_munmap(p, (size_t)st.st_size);
-			return;
+			return 0;
 		}
 	}
 	s->map = p;
@@ -104,6 +113,7 @@ static void map_source(const char *path, long owner, int shared)
 	s->stale_said = 0;
 	xom_copy_str(s->name, sizeof(s->name), path);
 	nsrc++;
+	return 0;
 }
 
 void xom_profile_open(void)
@@ -116,13 +126,14 @@ void xom_profile_open(void)
 		map_source(xom_opt.profile, -1, 0);
 	if (!main_file[0] || (xom_opt.profiles && !strcmp(xom_opt.profiles, "off")))
 		return;
-	if (!xom_secure && xom_profile_dir(&xom_opt, dir, sizeof(dir)) == XOM_CACHE_DIR
+	if (!folder_none[0] && !xom_secure
+	    && xom_profile_dir(&xom_opt, dir, sizeof(dir)) == XOM_CACHE_DIR
 	    && xom_fmt(path, sizeof(path), "%s/%s", dir, main_file) < sizeof(path) - 1)
-		map_source(path, (long)x_geteuid(), 0);
-	if (xom_store_dir(XOM_STORE_SYSTEM, dir, sizeof(dir))
+		folder_none[0] = map_source(path, (long)xom_euid, 0) == -ENOENT;
+	if (!folder_none[1] && xom_store_dir(XOM_STORE_SYSTEM, dir, sizeof(dir))
 	    && xom_fmt(path, sizeof(path), "%s/" XOM_PROFILES_SUBDIR "/%s", dir,
 	               main_file) < sizeof(path) - 1)
-		map_source(path, 0, 1);
+		folder_none[1] = map_source(path, 0, 1) == -ENOENT;
 }
 
 int xom_profile_any(void)

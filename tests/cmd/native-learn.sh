@@ -32,11 +32,17 @@ build_id() { readelf -n "$1" | sed -n 's/.*Build ID: //p'; }
 probe_id=$(build_id "$probe")
 libc=/lib/x86_64-linux-gnu/libc.so.6
 libc_id=$(build_id "$libc")
-# A page in libc's executable segment, which its plan makes execute-only.
-# The second page of libc's executable segment, which its plan makes
-# execute-only.
-seg=$(readelf -lW "$libc" | awk '$1 == "LOAD" && / R E / { print $3; exit }')
-libc_page=$(printf '0x%x' $(( (seg + 0x1fff) & ~0xfff )))
+# code_page LIB: the second page of LIB's executable segment, which its
+# plan makes execute-only.
+code_page() {
+	local seg
+	seg=$(readelf -lW "$1" | awk '$1 == "LOAD" && / R E / { print $3; exit }')
+	printf '0x%x' $(( (seg + 0x1fff) & ~0xfff ))
+}
+libc_page=$(code_page "$libc")
+# A library that the probe does not need, which it loads with dlopen.
+libz=$(readlink -f /lib/x86_64-linux-gnu/libz.so.1)
+libz_id=$(build_id "$libz")
 
 test_usage() {
 	run learn-usage 64 "$xom" learn || return
@@ -130,10 +136,17 @@ test_learn() {
 	run learn-notfound 127 "$xom" learn -- no-such-program-here && t_pass learn-notfound
 }
 
-# kept: how many of libc's pages the runtime kept readable in a dry run.
+# kept [OPTIONS]: how many of libc's pages the runtime kept readable in a
+# dry run.
 kept() {
 	XOM_OPTIONS=backend=none:verbose=1${1:+:$1} LD_PRELOAD=$lib "$probe" exit 0 2>"$tmp/err"
 	sed -n "s|^xom: $libc: [0-9]* pages execute-only, \([0-9]*\) kept readable.*|\1|p" "$tmp/err"
+}
+# kept_dlopen: the same for libz, which the probe loads with dlopen (a
+# batch of its own, after start-up's).
+kept_dlopen() {
+	XOM_OPTIONS=backend=none:verbose=1 LD_PRELOAD=$lib "$probe" dlopen "$libz" 2>"$tmp/err"
+	sed -n "s|^xom: $libz: [0-9]* pages execute-only, \([0-9]*\) kept readable.*|\1|p" "$tmp/err"
 }
 
 test_runtime() {
@@ -157,6 +170,14 @@ test_runtime() {
 	[ "$(kept)" = "$base" ] && t_pass runtime-profile-folder-untrusted ||
 		t_fail runtime-profile-folder-untrusted "$(cat "$tmp/err")"
 	chmod 700 "$dir"
+	# The program's file serves every batch, a dlopen's too (a folder is
+	# asked again only while it has the file).
+	local zbase
+	zbase=$(kept_dlopen)
+	printf 'program %s %s\n%s %s %s\n' "$probe_id" "$probe" "$libz_id" "$(code_page "$libz")" "$libz" >"$dir/$probe_id"
+	[ -n "$zbase" ] && [ "$(kept_dlopen)" = $((zbase + 1)) ] && [ "$(kept)" = "$base" ] &&
+		t_pass runtime-profile-dlopen ||
+		t_fail runtime-profile-dlopen "libz kept $(kept_dlopen), $zbase without the profile: $(cat "$tmp/err")"
 	# Another program's section: not for this one.
 	printf 'program 1111 /bin/other\n%s %s %s\n' "$libc_id" "$libc_page" "$libc" >"$dir/$probe_id"
 	[ "$(kept)" = "$base" ] && t_pass runtime-profile-scope ||

@@ -1,6 +1,7 @@
 /*
  * probe.c - a tiny program that xom's command tests run under `xom run`:
  *
+ *   probe dlopen LIB      loads LIB with dlopen, then exits 0 (1 if it fails)
  *   probe env NAME...     prints NAME=value (or NAME unset) for each NAME
  *   probe exit N          exits with status N
  *   probe kill SIG        kills itself with signal number SIG
@@ -12,6 +13,7 @@
  * Built twice: dynamically linked, and statically linked (which xom run
  * must refuse).
  */
+#include <dlfcn.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +68,8 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
+	if (argc == 3 && !strcmp(argv[1], "dlopen"))
+		return dlopen(argv[2], RTLD_NOW) ? 0 : 1;
 	if (argc == 3 && !strcmp(argv[1], "exit"))
 		return atoi(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "kill")) {
@@ -89,6 +93,6 @@ int main(int argc, char **argv)
 		printf("read libc code: %02x\n", b);
 		return 0;
 	}
-	fprintf(stderr, "usage: probe env NAME... | exit N | kill SIG | readcode | sleep N | signals\n");
+	fprintf(stderr, "usage: probe dlopen LIB | env NAME... | exit N | kill SIG | readcode | sleep N | signals\n");
 	return 2;
 }
