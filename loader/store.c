@@ -12,8 +12,9 @@
  * A warm batch of many objects (start-up) costs five system calls,
  * whatever its size: open, fstat, mmap and close of the one index that has
  * the plans, and its munmap.  A small batch (a dlopen) reads what it needs
- * instead, into a buffer that is wiped when the batch ends: the head, the
- * slots it probes and its plans, with pread.  On virtual machines the
+ * instead, into a buffer that is wiped when the batch ends: the head (only
+ * when the file changed since the last one), the slots it probes and its
+ * plans, with pread.  On virtual machines the
  * munmap's TLB flush was the larger part of what xom added to a dlopen
  * and dlclose cycle; a few preads cost less (storeread.c).
  */
@@ -41,6 +42,38 @@ static int sys_lstat(const char *path, struct stat *st)
 /* Small batches: at most this many objects read their plans
  * (storeread.c) instead of mapping the index. */
 #define READ_OBJECTS 8
+
+/* The head that a small batch last read from each store, and the identity
+ * of the file it came from: the next batch reads it again only when the
+ * file changed.  A store is replaced whole (renamed into place), never
+ * written where it lies, so the same inode, size and change time mean the
+ * same head; and each slot and plan read after it is checked against the
+ * file's size anyway. */
+static struct {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec ctime;
+	struct xom_store_head head;
+} seen[XOM_NSTORES];
+
+static int head_read(int fd, int i, const struct stat *st, struct xom_store_head *head)
+{
+	if (seen[i].ino && seen[i].ino == st->st_ino && seen[i].dev == st->st_dev
+	    && seen[i].size == st->st_size && seen[i].ctime.tv_sec == st->st_ctim.tv_sec
+	    && seen[i].ctime.tv_nsec == st->st_ctim.tv_nsec) {
+		*head = seen[i].head;
+		return 0;
+	}
+	if (x_pread(fd, head, sizeof(*head), 0) != (long)sizeof(*head))
+		return -1;
+	seen[i].dev = st->st_dev;
+	seen[i].ino = st->st_ino;
+	seen[i].size = st->st_size;
+	seen[i].ctime = st->st_ctim;
+	seen[i].head = *head;
+	return 0;
+}
 
 /* Opens store i's index when it can be trusted: maps it, or, when read
  * is set, keeps its descriptor to read from; 0, or -1 with nothing kept. */
@@ -77,7 +110,7 @@ static int map_store(struct xom_store *s, int i, int read)
 	else if (st.st_size < (off_t)sizeof(struct xom_store_head)
 	         || st.st_size > (off_t)XOM_STORE_MAX)
 		why = "truncated or oversized";
-	else if (read && x_pread((int)fd, &head, sizeof(head), 0) != (long)sizeof(head))
+	else if (read && head_read((int)fd, i, &st, &head) != 0)
 		why = "cannot be read";
 	else if (!read && X_MAP_FAILED(p = x_mmap(NULL, (size_t)st.st_size, PROT_READ,
 	                                          MAP_PRIVATE, (int)fd, 0)))
