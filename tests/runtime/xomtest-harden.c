@@ -104,9 +104,9 @@ static void *dlopen_forever(void *arg)
 	return NULL;
 }
 
-/* Whether an xom-plan of this session is running (not a zombie): the
- * scan is on.  The runtime does not make the helper its own child, so it
- * is found by name. */
+/* The process ID of an xom-plan of this session that is running (not a
+ * zombie), or 0: the scan is on.  The runtime does not make the helper
+ * its own child, so it is found by name. */
 static int helper_running(void)
 {
 	char path[300], stat[512];
@@ -127,7 +127,8 @@ static int helper_running(void)
 		if (fgets(stat, sizeof(stat), f)
 		    && sscanf(stat, "%*d (%63[^)]) %c %d %d %d", comm, &state, &ppid,
 		              &pgrp, &session) == 5)
-			found = !strcmp(comm, "xom-plan") && state != 'Z' && session == sid;
+			found = !strcmp(comm, "xom-plan") && state != 'Z' && session == sid
+			        ? atoi(e->d_name) : 0;
 		fclose(f);
 	}
 	if (d)
@@ -138,19 +139,23 @@ static int helper_running(void)
 /* fork-scan LIB N: forks N children, each while another thread is inside
  * a scan of LIB (its helper is running; cache=off scans every time); each
  * child uses the dynamic linker and NSS and must exit within seconds.  A
- * fork while that thread is in the dynamic linker itself would hang the
- * child without xom too (glibc does not reset its locks in a fork child),
- * so the fork waits for the scan. */
+ * fork while that thread is in the dynamic linker itself (its dlclose, or
+ * the next dlopen's loading) can hang the child without xom too: the
+ * child finds ld.so's data half-changed.  So a fork counts only when the
+ * same helper ran before and after it, which means that thread waited
+ * for its scan, inside xom, throughout; a fork that raced with the scan's
+ * end is undone and tried again. */
 static int m_fork_scan(int argc, char **argv)
 {
 	pthread_t t;
+	int raced = 0;
 
 	test_name = "fork-during-scan";
 	CHECK(argc > 2, "usage: fork-scan LIB N");
 	pthread_create(&t, NULL, dlopen_forever, argv[1]);
 	for (int i = 0; i < atoi(argv[2]); i++) {
-		int waited = 0;
-		while (!helper_running() && waited++ < 5000) {
+		int waited = 0, helper;
+		while (!(helper = helper_running()) && waited++ < 5000) {
 			struct timespec ts = { 0, 1000 * 1000 };
 			nanosleep(&ts, NULL);
 		}
@@ -163,13 +168,20 @@ static int m_fork_scan(int argc, char **argv)
 			_exit(h && pw ? 0 : 3);
 		}
 		int st;
+		if (helper_running() != helper) {
+			kill(pid, SIGKILL);
+			CHECK(waitpid(pid, &st, 0) == pid, "waitpid");
+			CHECK(++raced < 1000, "every fork raced with the end of a scan");
+			i--;
+			continue;
+		}
 		CHECK(waitpid(pid, &st, 0) == pid, "waitpid");
 		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
 		      "child %d ended with status %#x (hung?)", i, st);
 	}
 	running = 0;
 	pthread_join(t, NULL);
-	PASS("");
+	PASS("(%d forks raced with a scan's end and were tried again)", raced);
 }
 
 static void *dlopen_once(void *arg)
