@@ -39,6 +39,7 @@ MANY_N = 200
 SCANRATIO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scan_ratio.sh")
 XOMSCAN = os.path.join(B, "xom-scan")
 LIBXOM = os.path.join(B, "libxom.so")
+XOM = os.path.join(B, "xom")
 
 LIBDIR = "/usr/lib/x86_64-linux-gnu"
 SPEED_FILES = [f"{LIBDIR}/libc.so.6", f"{LIBDIR}/libcrypto.so.3",
@@ -341,6 +342,40 @@ def dlopen_speed(procs, rounds, per):
     return out, objects
 
 
+def cold_ffmpeg():
+    """Seconds of one cold `ffmpeg -version`: empty user cache and fallback
+    folder, no system store; None when there is no ffmpeg or runtime."""
+    ff = shutil.which("ffmpeg")
+    if not ff or not runtime_built():
+        return None
+    d = tempfile.mkdtemp(prefix="xom-bench-cold-")
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "XOM_OPTIONS")}
+    env.update(XDG_CACHE_HOME=os.path.join(d, "cache"), XDG_RUNTIME_DIR=os.path.join(d, "run"),
+               LD_PRELOAD=LIBXOM, XOM_OPTIONS="backend=none:store=off")
+    os.mkdir(os.path.join(d, "run"), 0o700)
+    t0 = time.monotonic()
+    p = subprocess.run([ff, "-version"], env=env, capture_output=True)
+    t = time.monotonic() - t0
+    shutil.rmtree(d, ignore_errors=True)
+    return t if p.returncode == 0 else None
+
+
+def system_build():
+    """(seconds, files) of `xom cache build --system` into an empty store
+    of its own, or None when not root (the system walk needs root)."""
+    if os.geteuid() != 0 or not os.path.exists(XOM):
+        return None
+    d = tempfile.mkdtemp(prefix="xom-bench-store-")
+    os.chmod(d, 0o755)
+    t0 = time.monotonic()
+    p = subprocess.run([XOM, "cache", "build", "--system", "--store", os.path.join(d, "s")],
+                       capture_output=True, text=True)
+    t = time.monotonic() - t0
+    shutil.rmtree(d, ignore_errors=True)
+    m = re.search(r"(\d+) plans? built", p.stderr)
+    return (t, int(m.group(1))) if p.returncode == 0 and m else None
+
+
 def scan_instructions(files):
     """bench/scan_ratio.sh on each file:
     {name: (scan_ir, decode_ir, quiet_ir, ratio, quiet_ratio)}."""
@@ -426,6 +461,17 @@ def targets(quick, start_heads):
         head.append(f"dlopen repeated {rr[0]:.2f}x, load/unload {cr[0]:.2f}x")
     else:
         row("dlopen with many objects loaded", "not measured (no runtime or no dlopen_loop)", "", None)
+    if not quick:
+        cores = os.cpu_count()
+        t = cold_ffmpeg()
+        row(f"cold `ffmpeg -version`: empty cache, no store, {cores} cores (one run, seconds)",
+            f"{t:.2f}" if t else "not measured (no ffmpeg or no runtime)", "<= 6 on 2 cores",
+            None if t is None or cores != 2 else t <= 6)
+        sb = system_build()
+        row(f"`xom cache build --system` into an empty store, {cores} cores"
+            + (f" ({sb[1]} files, seconds)" if sb else ""),
+            f"{sb[0]:.1f}" if sb else "not measured (needs root)", "<= 45 on 2 cores",
+            None if sb is None or cores != 2 else sb[0] <= 45)
     files = ([f"{LIBDIR}/libz.so.1"] if quick else
              [f"{LIBDIR}/libc.so.6", f"{LIBDIR}/libcrypto.so.3", "/usr/bin/python3.11"])
     ir = scan_instructions(files) if shutil.which("valgrind") else {}
