@@ -54,7 +54,11 @@ run_one() {
 		skip=$((skip + 1))
 		return
 	fi
-	out=$(timeout 120 bash -c "$cmd" 2>&1 </dev/null)
+	# A guest may first rebuild its root (a minute or two on a busy
+	# machine), then boot under emulation.
+	local limit=120
+	[[ "$cmd" == tests/vm/run* ]] && limit=600
+	out=$(timeout $limit bash -c "$cmd" 2>&1 </dev/null)
 	rc=$?
 	if [ "$rc" != "$expect" ]; then
 		ok=0 why="exit $rc, expected $expect"
