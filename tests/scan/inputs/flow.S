@@ -477,6 +477,81 @@ spill_nocfi:
 	end_item spill_dead
 	cl_bytes .Lsx
 
+/* ---- instructions that Capstone 4 cannot decode ------------------------ */
+
+/* 25. A PIC base read through by EVEX and VEX loads with a 32-bit
+ *     displacement, which Capstone 4 cannot decode: .rodata is read, not
+ *     the code at the base. */
+	pad pad_rd
+	item raw_ro
+	leaq	.Lxr(%rip), %r11
+	vpbroadcastd ro_tab - .Lxr(%r11,%r10,4), %zmm24
+	vpbroadcastd ro_tab - .Lxr(%r11), %xmm24
+	{vex} vpdpwssd ro_tab - .Lxr(%r11), %ymm1, %ymm0
+	ret
+	end_item raw_ro
+	.p2align 12, 0xcc
+.Lxr:
+	ret
+
+/* 25b. The same load, whose displacement leads from the base to bytes of
+ *      the code one page on: those are read. */
+	pad pad_rn
+	item raw_near
+	leaq	.Lrn(%rip), %rax
+	vpbroadcastd 0x1000(%rax), %xmm24
+	ret
+	end_item raw_near
+	cl_bytes .Lrn
+	pad pad_rn2
+
+/* 25c. A VEX load with an 8-bit displacement from the base. */
+	item raw_vex8
+	leaq	.Lv8(%rip), %rax
+	{vex} vpdpwssd 0x20(%rax), %ymm1, %ymm0
+	ret
+	end_item raw_vex8
+	cl_bytes .Lv8
+
+/* 25d. An EVEX load whose 8-bit displacement is scaled by 64 (disp8*N):
+ *      127 * 64 bytes on, it reads the second page of the table, which no
+ *      entry ends. */
+	pad pad_e8
+	item raw_evex8
+	leaq	.Le8(%rip), %rax
+	vpdpwssd 0x1fc0(%rax), %zmm1, %zmm0
+	ret
+	end_item raw_evex8
+	cl_bytes .Le8
+	.p2align 12, 0xcc
+	.fill	64, 1, 0xcc
+
+/* 26. A continuation label kept in r8 across an AVX-512 gather whose
+ *     vector index (ymm24) has the number of r8: the index names no
+ *     general register, so nothing reads through r8. */
+	pad pad_vs
+	.p2align 12, 0xcc
+vsib_cont:
+	leaq	.Lvs(%rip), %r8
+	kxnorb	%k1, %k1, %k1
+	vpgatherdq (%rdi,%ymm24,1), %zmm22{%k1}
+	jmp	*%r8
+	.p2align 12, 0xcc
+.Lvs:
+	addq	$1, %rax
+	ret
+
+/* 26b. A gather whose base is the loaded address: the bytes there are
+ *      read. */
+	pad pad_vb
+	item vsib_base
+	leaq	.Lvb(%rip), %rdi
+	kxnorb	%k1, %k1, %k1
+	vpgatherdq (%rdi,%ymm24,1), %zmm22{%k1}
+	ret
+	end_item vsib_base
+	cl_bytes .Lvb
+
 	pad pad_last
 
 	.section .rodata, "a"
