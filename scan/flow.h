@@ -88,7 +88,9 @@ enum {
 struct st {
 	uint16_t live, any;     /* hold the address; of those, at unknown offsets */
 	uint16_t cst;           /* hold another code address, loaded on this path */
+	uint16_t fwd;           /* of the any ones: at off plus an index (flowop.c) */
 	uint8_t slive, sany;    /* slots that hold it; of those, at unknown offsets */
+	uint8_t pad[6];
 	int64_t off[16];        /* offsets of the live, known ones; else 0 */
 	uint64_t cval[16];      /* the addresses in cst; else 0 */
 	int32_t spos[NSLOTS];   /* where each live slot is, from rsp; else 0 */
@@ -156,6 +158,7 @@ static inline bool exact(const struct st *st, unsigned r)
 static inline void kill(struct st *st, unsigned r)
 {
 	st->live &= (uint16_t)~bit(r), st->any &= (uint16_t)~bit(r);
+	st->fwd &= (uint16_t)~bit(r);
 	if (r < 16)
 		st->off[r] = 0;
 }
@@ -165,6 +168,7 @@ static inline void set_exact(struct st *st, unsigned r, int64_t off)
 	if (r >= 16)
 		return;
 	st->live |= bit(r), st->any &= (uint16_t)~bit(r);
+	st->fwd &= (uint16_t)~bit(r);
 	st->off[r] = off;
 }
 
@@ -173,7 +177,19 @@ static inline void set_any(struct st *st, unsigned r)
 	if (r >= 16)
 		return;
 	st->live |= bit(r), st->any |= bit(r);
+	st->fwd &= (uint16_t)~bit(r);
 	st->off[r] = 0;
+}
+
+/* r holds the address plus off plus an index that is not known: to every
+ * use but a read through it (flow_check_access()), an unknown offset. */
+static inline void set_fwd(struct st *st, unsigned r, int64_t off)
+{
+	if (r >= 16)
+		return;
+	set_any(st, r);
+	st->fwd |= bit(r);
+	st->off[r] = off;
 }
 
 static inline bool holds(const struct st *st) { return st->live || st->slive; }

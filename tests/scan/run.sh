@@ -449,6 +449,10 @@ vsib_cont 0 xom
 vsib_cont 1 xom
 vsib_base 0 xom
 vsib_base 1 readable table
+fwd_ro 0 xom
+fwd_ro 1 xom
+fwd_back 0 xom
+fwd_back 1 readable table
 pad_last 0 xom
 '
 

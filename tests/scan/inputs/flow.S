@@ -552,6 +552,31 @@ vsib_cont:
 	end_item vsib_base
 	cl_bytes .Lvb
 
+/* 27. A PIC base plus an index, formed by lea and read through: .rodata
+ *     is read, not the code at the base (dav1d's filter tables). */
+	pad pad_fw
+	item fwd_ro
+	leaq	.Lfw(%rip), %r11
+	leaq	ro_tab - .Lfw(%r11,%rdi,4), %rax
+	movl	(%rax), %ecx
+	movl	4(%rax), %eax
+	ret
+	end_item fwd_ro
+	.p2align 12, 0xcc
+.Lfw:
+	ret
+
+/* 27b. The same, but the lea moves the base away and the read's own
+ *      displacement brings it back to the table at the base. */
+	pad pad_fb
+	item fwd_back
+	leaq	.Lfb(%rip), %r11
+	leaq	0x3000(%r11,%rdi,4), %rax
+	movl	-0x3000(%rax), %eax
+	ret
+	end_item fwd_back
+	cl_bytes .Lfb
+
 	pad pad_last
 
 	.section .rodata, "a"
