@@ -60,8 +60,10 @@ struct fin {
 /* ---- flow.c's state, which flowwin.c reads and keeps --------------------- */
 
 #define STEP_BUDGET 4096        /* instructions followed per address */
+#define STEP_BUDGET_CLEAN 16384 /* while nothing was read through it */
 #define WIDEN_AFTER 8           /* visits of one instruction before widen() */
-#define SEEN_SLOTS 8192         /* power of two, above STEP_BUDGET */
+#define SEEN_BITS 15
+#define SEEN_SLOTS (1u << SEEN_BITS)    /* above STEP_BUDGET_CLEAN */
 #define MAX_DEPTH 4             /* calls followed into and back */
 #define CHUNK 128               /* bytes decoded at a time */
 #define WINDOW_MAX (1u << 18)   /* instructions kept decoded */
@@ -125,6 +127,7 @@ struct flow {
 	uint8_t reason;
 	bool abi;
 	unsigned out, steps;
+	size_t refs0;            /* refs before the address was followed */
 	struct vec work;        /* struct path */
 	struct path *seen;
 	uint64_t *visit_pc;     /* SEEN_SLOTS: how often each pc was reached */

@@ -453,6 +453,12 @@ fwd_ro 0 xom
 fwd_ro 1 xom
 fwd_back 0 xom
 fwd_back 1 readable table
+long_walk 0 xom
+long_walk 1 xom
+long_walk 2 xom
+long_read 0 xom
+long_read 1 xom
+long_read 2 readable table
 pad_last 0 xom
 '
 

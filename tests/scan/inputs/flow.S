@@ -577,6 +577,35 @@ vsib_cont:
 	end_item fwd_back
 	cl_bytes .Lfb
 
+/* 28. A function pointer stored after 5000 instructions (more than the
+ *     walk's first budget of 4096): nothing was read through it on the
+ *     way, so the walk goes on to the store. */
+	pad pad_lw
+	item long_walk
+	leaq	.Llw(%rip), %rax
+	.rept	5000
+	nop
+	.endr
+	movq	%rax, 16(%rdi)
+	ret
+	end_item long_walk
+	.p2align 12, 0xcc
+.Llw:
+	movl	%edi, %eax
+	ret
+
+/* 28b. The same walk, which ends in a read through the address. */
+	pad pad_lr
+	item long_read
+	leaq	.Llr(%rip), %rax
+	.rept	5000
+	nop
+	.endr
+	movl	(%rax), %eax
+	ret
+	end_item long_read
+	cl_bytes .Llr
+
 	pad pad_last
 
 	.section .rodata, "a"
