@@ -53,6 +53,7 @@ struct fin {
 	bool dwide, swide;      /* dst replaces the whole register; src is 64-bit */
 	bool seg;               /* an fs or gs override */
 	bool nodisp;            /* the displacement is unknown */
+	bool disp8n;            /* ... but is disp times an N from 1 to 64 (EVEX) */
 	bool raw;               /* measured by x86.c: registers written unknown */
 	bool mwrite;            /* the memory operand is written, not read */
 };

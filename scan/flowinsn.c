@@ -318,6 +318,8 @@ void fin_from_raw(struct fin *f, const uint8_t *p, size_t n, uint64_t pc,
 	 * address stays unknown. */
 	f->nodisp = !raw_disp(p, n, modrm_at, p[0] == 0x62, &f->disp) ||
 	            vsib(map, p[modrm_at - 1]);
+	f->disp8n = f->nodisp && !vsib(map, p[modrm_at - 1]) && f->disp &&
+	            f->disp >= -128 && f->disp < 128;
 }
 
 void fin_bad(struct fin *f, uint64_t pc)

@@ -39,6 +39,21 @@ static void indexed_read(struct flow *f, uint64_t ea)
 	}
 }
 
+/* Whether an exec segment holds any byte that an EVEX access with a
+ * scaled 8-bit displacement (disp8*N, N from 1 to 64) from base may read. */
+static bool exec_between(const struct flow *f, uint64_t base, const struct fin *x)
+{
+	const struct xom_segment *g = f->s->segs.p;
+	int64_t a = x->disp, b = x->disp * 64;
+	uint64_t lo = base + (uint64_t)(a < b ? a : b);
+	uint64_t hi = base + (uint64_t)(a < b ? b : a) + x->msize;
+
+	for (size_t i = 0; i < f->s->segs.n; i++)
+		if (lo < g[i].vaddr + g[i].memsz && g[i].vaddr < hi)
+			return true;
+	return false;
+}
+
 /*
  * A memory operand built from the address.  With a known offset and no
  * tracked index the effective address is known, less the index: in an
@@ -59,6 +74,11 @@ void flow_check_access(struct flow *f, const struct fin *x, const struct st *st)
 		return;
 	if (x->seg) {
 		unknown(f);
+		return;
+	}
+	if (bt && !it && (fwd || exact(st, x->base)) && x->disp8n &&
+	    !exec_between(f, f->t0 + (uint64_t)st->off[x->base], x)) {
+		f->out |= OUT_ELSEWHERE;
 		return;
 	}
 	if (fwd && !it && !x->nodisp) {

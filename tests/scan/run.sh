@@ -459,6 +459,8 @@ long_walk 2 xom
 long_read 0 xom
 long_read 1 xom
 long_read 2 readable table
+fwd_evex8 0 xom
+fwd_evex8 1 xom
 pad_last 0 xom
 '
 

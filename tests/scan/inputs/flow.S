@@ -606,6 +606,21 @@ vsib_cont:
 	end_item long_read
 	cl_bytes .Llr
 
+/* 29. A PIC base plus an index, read through by an EVEX load whose 8-bit
+ *     displacement is scaled (disp8*N) and Capstone 4 cannot decode:
+ *     whatever N, the read stays in .rodata.  (25d is the case whose
+ *     scaled displacement reaches the code.) */
+	pad pad_fe
+	item fwd_evex8
+	leaq	.Lfe(%rip), %r11
+	leaq	ro_tab - .Lfe(%r11,%rdi,4), %r10
+	vpbroadcastw 2(%r10), %zmm25
+	ret
+	end_item fwd_evex8
+	.p2align 12, 0xcc
+.Lfe:
+	ret
+
 	pad pad_last
 
 	.section .rodata, "a"
