@@ -132,7 +132,7 @@ static bool seen_before(struct flow *f, const struct path *p)
  */
 static void widen(struct flow *f, struct path *p)
 {
-	size_t k = (p->pc * 0x9e3779b97f4a7c15ull) >> 51;   /* 13 bits */
+	size_t k = (p->pc * 0x9e3779b97f4a7c15ull) >> (64 - SEEN_BITS);
 
 	for (;; k = (k + 1) & (SEEN_SLOTS - 1)) {
 		if (f->gen[k + SEEN_SLOTS] != f->curgen) {
@@ -309,12 +309,28 @@ static void control(struct flow *f, const struct fin *x, struct path *p)
 	}
 }
 
+/*
+ * How many instructions one address may be followed for; past it the
+ * address is unknown.  A walk that has seen no read of the code yet may
+ * run four times as long, to cross the long unrolled functions of
+ * hand-written SIMD code before the address is jumped through or stored.
+ * One that has seen a read keeps the short budget: running on would only
+ * add reads at offsets that loops not yet widened make up (libgnutls's
+ * SHA-512 code), and the verdict stays a table either way.
+ */
+static unsigned budget(const struct flow *f)
+{
+	return (f->out & OUT_DATA) || f->s->refs.n != f->refs0 ? STEP_BUDGET
+	                                                       : STEP_BUDGET_CLEAN;
+}
+
 static void explore(struct flow *f, uint64_t pc, unsigned reg)
 {
 	struct path start = { .pc = pc };
 
 	f->out = 0;
 	f->steps = 0;
+	f->refs0 = f->s->refs.n;
 	f->work.n = 0;
 	if (++f->curgen == 0) {
 		memset(f->gen, 0, 2 * SEEN_SLOTS * sizeof *f->gen);
@@ -326,7 +342,7 @@ static void explore(struct flow *f, uint64_t pc, unsigned reg)
 		struct path p = ((struct path *)f->work.p)[--f->work.n];
 		const struct fin *x;
 
-		if (++f->steps > STEP_BUDGET) {
+		if (++f->steps > budget(f)) {
 			unknown(f);
 			break;
 		}

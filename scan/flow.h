@@ -53,6 +53,7 @@ struct fin {
 	bool dwide, swide;      /* dst replaces the whole register; src is 64-bit */
 	bool seg;               /* an fs or gs override */
 	bool nodisp;            /* the displacement is unknown */
+	bool disp8n;            /* ... but is disp times an N from 1 to 64 (EVEX) */
 	bool raw;               /* measured by x86.c: registers written unknown */
 	bool mwrite;            /* the memory operand is written, not read */
 };
@@ -60,8 +61,10 @@ struct fin {
 /* ---- flow.c's state, which flowwin.c reads and keeps --------------------- */
 
 #define STEP_BUDGET 4096        /* instructions followed per address */
+#define STEP_BUDGET_CLEAN 16384 /* while nothing was read through it */
 #define WIDEN_AFTER 8           /* visits of one instruction before widen() */
-#define SEEN_SLOTS 8192         /* power of two, above STEP_BUDGET */
+#define SEEN_BITS 15
+#define SEEN_SLOTS (1u << SEEN_BITS)    /* above STEP_BUDGET_CLEAN */
 #define MAX_DEPTH 4             /* calls followed into and back */
 #define CHUNK 128               /* bytes decoded at a time */
 #define WINDOW_MAX (1u << 18)   /* instructions kept decoded */
@@ -88,7 +91,9 @@ enum {
 struct st {
 	uint16_t live, any;     /* hold the address; of those, at unknown offsets */
 	uint16_t cst;           /* hold another code address, loaded on this path */
+	uint16_t fwd;           /* of the any ones: at off plus an index (flowop.c) */
 	uint8_t slive, sany;    /* slots that hold it; of those, at unknown offsets */
+	uint8_t pad[6];
 	int64_t off[16];        /* offsets of the live, known ones; else 0 */
 	uint64_t cval[16];      /* the addresses in cst; else 0 */
 	int32_t spos[NSLOTS];   /* where each live slot is, from rsp; else 0 */
@@ -123,6 +128,7 @@ struct flow {
 	uint8_t reason;
 	bool abi;
 	unsigned out, steps;
+	size_t refs0;            /* refs before the address was followed */
 	struct vec work;        /* struct path */
 	struct path *seen;
 	uint64_t *visit_pc;     /* SEEN_SLOTS: how often each pc was reached */
@@ -156,6 +162,7 @@ static inline bool exact(const struct st *st, unsigned r)
 static inline void kill(struct st *st, unsigned r)
 {
 	st->live &= (uint16_t)~bit(r), st->any &= (uint16_t)~bit(r);
+	st->fwd &= (uint16_t)~bit(r);
 	if (r < 16)
 		st->off[r] = 0;
 }
@@ -165,6 +172,7 @@ static inline void set_exact(struct st *st, unsigned r, int64_t off)
 	if (r >= 16)
 		return;
 	st->live |= bit(r), st->any &= (uint16_t)~bit(r);
+	st->fwd &= (uint16_t)~bit(r);
 	st->off[r] = off;
 }
 
@@ -173,7 +181,19 @@ static inline void set_any(struct st *st, unsigned r)
 	if (r >= 16)
 		return;
 	st->live |= bit(r), st->any |= bit(r);
+	st->fwd &= (uint16_t)~bit(r);
 	st->off[r] = 0;
+}
+
+/* r holds the address plus off plus an index that is not known: to every
+ * use but a read through it (flow_check_access()), an unknown offset. */
+static inline void set_fwd(struct st *st, unsigned r, int64_t off)
+{
+	if (r >= 16)
+		return;
+	set_any(st, r);
+	st->fwd |= bit(r);
+	st->off[r] = off;
 }
 
 static inline bool holds(const struct st *st) { return st->live || st->slive; }

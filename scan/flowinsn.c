@@ -219,6 +219,46 @@ static bool vex_names_gpr(unsigned map, unsigned op)
 }
 
 /*
+ * Whether an opcode of map 0F38 addresses memory through VSIB (a base
+ * plus a vector of indices): the AVX2 and AVX-512 gathers, the AVX-512
+ * scatters and their prefetches.
+ */
+static bool vsib(unsigned map, unsigned op)
+{
+	return map == 2 && ((op >= 0x90 && op <= 0x93) || (op >= 0xa0 && op <= 0xa3) ||
+	                    op == 0xc6 || op == 0xc7);
+}
+
+/*
+ * The displacement of a memory operand whose ModRM byte is p[modrm_at],
+ * in an instruction of n bytes.  False where it is not known: EVEX scales
+ * an 8-bit displacement by a size that depends on the opcode and its
+ * tuple type (disp8*N), which is not decoded here.
+ */
+static bool raw_disp(const uint8_t *p, size_t n, size_t modrm_at, bool evex,
+                     int64_t *disp)
+{
+	unsigned mod = p[modrm_at] >> 6, rm = p[modrm_at] & 7;
+	size_t at = modrm_at + 1 + (rm == 4);
+	int32_t d32;
+
+	*disp = 0;
+	if (mod == 0 && !(rm == 4 && at - 1 < n && (p[at - 1] & 7) == 5))
+		return true;    /* none (rip-relative: the target says it) */
+	if (mod == 1) {
+		if (at + 1 > n)
+			return false;
+		*disp = (int8_t)p[at];
+		return !evex || !*disp;
+	}
+	if (at + 4 > n)
+		return false;
+	memcpy(&d32, p + at, 4);
+	*disp = d32;
+	return true;
+}
+
+/*
  * An instruction that x86_raw_length() measured.  Its operands are not
  * known.  Where the opcode can name a general-purpose register, every
  * register its ModRM and VEX.vvvv fields can name counts as read and its
@@ -258,16 +298,15 @@ void fin_from_raw(struct fin *f, const uint8_t *p, size_t n, uint64_t pc,
 			f->rd |= fbit(rm | bx << 3);
 		return;
 	}
-	/* The displacement is not kept: flow.c takes the address as
-	 * unknown, and the access as up to a whole ZMM register. */
+	/* The access is taken as up to a whole ZMM register. */
 	f->mem = FM_ACCESS;
-	f->nodisp = true;
 	f->msize = 64;
 	if (rm == 4 && modrm_at + 1 < n) {
 		unsigned sib = p[modrm_at + 1], sb = sib & 7, si = (sib >> 3) & 7;
 		if (!(mod == 0 && sb == 5))
 			f->base = (uint8_t)(sb | bx << 3);
-		if (si != 4 || xx)
+		/* VSIB's index is a vector register: no general one. */
+		if ((si != 4 || xx) && !vsib(map, p[modrm_at - 1]))
 			f->index = (uint8_t)(si | xx << 3);
 	} else if (mod == 0 && rm == 5) {
 		f->base = X86_FAM_RIP;
@@ -275,6 +314,12 @@ void fin_from_raw(struct fin *f, const uint8_t *p, size_t n, uint64_t pc,
 	} else {
 		f->base = (uint8_t)(rm | bx << 3);
 	}
+	/* A gather's indices may be negative and reach below its base: its
+	 * address stays unknown. */
+	f->nodisp = !raw_disp(p, n, modrm_at, p[0] == 0x62, &f->disp) ||
+	            vsib(map, p[modrm_at - 1]);
+	f->disp8n = f->nodisp && !vsib(map, p[modrm_at - 1]) && f->disp &&
+	            f->disp >= -128 && f->disp < 128;
 }
 
 void fin_bad(struct fin *f, uint64_t pc)

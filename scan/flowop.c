@@ -26,6 +26,34 @@ static void push_data_ref(struct flow *f, uint64_t target, uint32_t size)
 		f->rc = scan_push_ref(f->s, target, size, f->reason, true, f->at);
 }
 
+/* A read at ea plus an index that is not known: from ea on to the next
+ * entry in an exec segment, elsewhere outside every one. */
+static void indexed_read(struct flow *f, uint64_t ea)
+{
+	if (exec_seg_at(f->s, ea)) {
+		if (ea <= f->t0)
+			f->out |= OUT_SELF;
+		push_data_ref(f, ea, 0);
+	} else {
+		f->out |= OUT_ELSEWHERE;
+	}
+}
+
+/* Whether an exec segment holds any byte that an EVEX access with a
+ * scaled 8-bit displacement (disp8*N, N from 1 to 64) from base may read. */
+static bool exec_between(const struct flow *f, uint64_t base, const struct fin *x)
+{
+	const struct xom_segment *g = f->s->segs.p;
+	int64_t a = x->disp, b = x->disp * 64;
+	uint64_t lo = base + (uint64_t)(a < b ? a : b);
+	uint64_t hi = base + (uint64_t)(a < b ? b : a) + x->msize;
+
+	for (size_t i = 0; i < f->s->segs.n; i++)
+		if (lo < g[i].vaddr + g[i].memsz && g[i].vaddr < hi)
+			return true;
+	return false;
+}
+
 /*
  * A memory operand built from the address.  With a known offset and no
  * tracked index the effective address is known, less the index: in an
@@ -33,10 +61,13 @@ static void push_data_ref(struct flow *f, uint64_t target, uint32_t size)
  * untracked index is assumed not to carry a read from .rodata back into
  * the code (tables are indexed forward from their base); a tracked one, or
  * an unknown offset, leaves the address unknown, and the read is data.
+ * A base that a lea built with such an index (st->fwd) is read as that
+ * index would have been.
  */
 void flow_check_access(struct flow *f, const struct fin *x, const struct st *st)
 {
 	bool bt = tracked(st, x->base), it = tracked(st, x->index);
+	bool fwd = bt && (st->fwd & bit(x->base));
 	uint64_t ea;
 
 	if (!bt && !it)
@@ -45,19 +76,22 @@ void flow_check_access(struct flow *f, const struct fin *x, const struct st *st)
 		unknown(f);
 		return;
 	}
+	if (bt && !it && (fwd || exact(st, x->base)) && x->disp8n &&
+	    !exec_between(f, f->t0 + (uint64_t)st->off[x->base], x)) {
+		f->out |= OUT_ELSEWHERE;
+		return;
+	}
+	if (fwd && !it && !x->nodisp) {
+		indexed_read(f, f->t0 + (uint64_t)st->off[x->base] + (uint64_t)x->disp);
+		return;
+	}
 	if (!bt || it || !exact(st, x->base) || x->nodisp) {
 		f->out |= OUT_DATA;
 		return;
 	}
 	ea = f->t0 + (uint64_t)st->off[x->base] + (uint64_t)x->disp;
 	if (x->index != X86_FAM_NONE) {
-		if (exec_seg_at(f->s, ea)) {
-			if (ea <= f->t0)
-				f->out |= OUT_SELF;
-			push_data_ref(f, ea, 0);
-		} else {
-			f->out |= OUT_ELSEWHERE;
-		}
+		indexed_read(f, ea);
 		return;
 	}
 	if (exec_seg_at(f->s, ea) && ea <= f->t0 && f->t0 - ea < x->msize)
@@ -82,6 +116,10 @@ static void apply_lea(struct flow *f, const struct fin *x, struct st *st)
 	} else if (bt && !it && exact(st, x->base) && x->index == X86_FAM_NONE &&
 	           x->dwide) {
 		set_exact(st, x->dst, st->off[x->base] + x->disp);
+	} else if (bt && !it && exact(st, x->base) && x->dwide) {
+		/* lea disp(%base,%index,s): a read through the result is
+		 * judged as the read with that index would have been. */
+		set_fwd(st, x->dst, st->off[x->base] + x->disp);
 	} else if (bt || it) {
 		set_any(st, x->dst);
 	} else {

@@ -435,6 +435,32 @@ spill_vecread 0 xom
 spill_vecread 1 readable table
 spill_dead 0 xom
 spill_dead 1 readable table
+raw_ro 0 xom
+raw_ro 1 xom
+raw_near 0 xom
+raw_near 1 xom
+raw_near 2 readable table
+raw_vex8 0 xom
+raw_vex8 1 readable
+raw_evex8 0 xom
+raw_evex8 1 readable table
+raw_evex8 2 readable table
+vsib_cont 0 xom
+vsib_cont 1 xom
+vsib_base 0 xom
+vsib_base 1 readable table
+fwd_ro 0 xom
+fwd_ro 1 xom
+fwd_back 0 xom
+fwd_back 1 readable table
+long_walk 0 xom
+long_walk 1 xom
+long_walk 2 xom
+long_read 0 xom
+long_read 1 xom
+long_read 2 readable table
+fwd_evex8 0 xom
+fwd_evex8 1 xom
 pad_last 0 xom
 '
 

@@ -477,6 +477,150 @@ spill_nocfi:
 	end_item spill_dead
 	cl_bytes .Lsx
 
+/* ---- instructions that Capstone 4 cannot decode ------------------------ */
+
+/* 25. A PIC base read through by EVEX and VEX loads with a 32-bit
+ *     displacement, which Capstone 4 cannot decode: .rodata is read, not
+ *     the code at the base. */
+	pad pad_rd
+	item raw_ro
+	leaq	.Lxr(%rip), %r11
+	vpbroadcastd ro_tab - .Lxr(%r11,%r10,4), %zmm24
+	vpbroadcastd ro_tab - .Lxr(%r11), %xmm24
+	{vex} vpdpwssd ro_tab - .Lxr(%r11), %ymm1, %ymm0
+	ret
+	end_item raw_ro
+	.p2align 12, 0xcc
+.Lxr:
+	ret
+
+/* 25b. The same load, whose displacement leads from the base to bytes of
+ *      the code one page on: those are read. */
+	pad pad_rn
+	item raw_near
+	leaq	.Lrn(%rip), %rax
+	vpbroadcastd 0x1000(%rax), %xmm24
+	ret
+	end_item raw_near
+	cl_bytes .Lrn
+	pad pad_rn2
+
+/* 25c. A VEX load with an 8-bit displacement from the base. */
+	item raw_vex8
+	leaq	.Lv8(%rip), %rax
+	{vex} vpdpwssd 0x20(%rax), %ymm1, %ymm0
+	ret
+	end_item raw_vex8
+	cl_bytes .Lv8
+
+/* 25d. An EVEX load whose 8-bit displacement is scaled by 64 (disp8*N):
+ *      127 * 64 bytes on, it reads the second page of the table, which no
+ *      entry ends. */
+	pad pad_e8
+	item raw_evex8
+	leaq	.Le8(%rip), %rax
+	vpdpwssd 0x1fc0(%rax), %zmm1, %zmm0
+	ret
+	end_item raw_evex8
+	cl_bytes .Le8
+	.p2align 12, 0xcc
+	.fill	64, 1, 0xcc
+
+/* 26. A continuation label kept in r8 across an AVX-512 gather whose
+ *     vector index (ymm24) has the number of r8: the index names no
+ *     general register, so nothing reads through r8. */
+	pad pad_vs
+	.p2align 12, 0xcc
+vsib_cont:
+	leaq	.Lvs(%rip), %r8
+	kxnorb	%k1, %k1, %k1
+	vpgatherdq (%rdi,%ymm24,1), %zmm22{%k1}
+	jmp	*%r8
+	.p2align 12, 0xcc
+.Lvs:
+	addq	$1, %rax
+	ret
+
+/* 26b. A gather whose base is the loaded address: the bytes there are
+ *      read. */
+	pad pad_vb
+	item vsib_base
+	leaq	.Lvb(%rip), %rdi
+	kxnorb	%k1, %k1, %k1
+	vpgatherdq (%rdi,%ymm24,1), %zmm22{%k1}
+	ret
+	end_item vsib_base
+	cl_bytes .Lvb
+
+/* 27. A PIC base plus an index, formed by lea and read through: .rodata
+ *     is read, not the code at the base (dav1d's filter tables). */
+	pad pad_fw
+	item fwd_ro
+	leaq	.Lfw(%rip), %r11
+	leaq	ro_tab - .Lfw(%r11,%rdi,4), %rax
+	movl	(%rax), %ecx
+	movl	4(%rax), %eax
+	ret
+	end_item fwd_ro
+	.p2align 12, 0xcc
+.Lfw:
+	ret
+
+/* 27b. The same, but the lea moves the base away and the read's own
+ *      displacement brings it back to the table at the base. */
+	pad pad_fb
+	item fwd_back
+	leaq	.Lfb(%rip), %r11
+	leaq	0x3000(%r11,%rdi,4), %rax
+	movl	-0x3000(%rax), %eax
+	ret
+	end_item fwd_back
+	cl_bytes .Lfb
+
+/* 28. A function pointer stored after 5000 instructions (more than the
+ *     walk's first budget of 4096): nothing was read through it on the
+ *     way, so the walk goes on to the store. */
+	pad pad_lw
+	item long_walk
+	leaq	.Llw(%rip), %rax
+	.rept	5000
+	nop
+	.endr
+	movq	%rax, 16(%rdi)
+	ret
+	end_item long_walk
+	.p2align 12, 0xcc
+.Llw:
+	movl	%edi, %eax
+	ret
+
+/* 28b. The same walk, which ends in a read through the address. */
+	pad pad_lr
+	item long_read
+	leaq	.Llr(%rip), %rax
+	.rept	5000
+	nop
+	.endr
+	movl	(%rax), %eax
+	ret
+	end_item long_read
+	cl_bytes .Llr
+
+/* 29. A PIC base plus an index, read through by an EVEX load whose 8-bit
+ *     displacement is scaled (disp8*N) and Capstone 4 cannot decode:
+ *     whatever N, the read stays in .rodata.  (25d is the case whose
+ *     scaled displacement reaches the code.) */
+	pad pad_fe
+	item fwd_evex8
+	leaq	.Lfe(%rip), %r11
+	leaq	ro_tab - .Lfe(%r11,%rdi,4), %r10
+	vpbroadcastw 2(%r10), %zmm25
+	ret
+	end_item fwd_evex8
+	.p2align 12, 0xcc
+.Lfe:
+	ret
+
 	pad pad_last
 
 	.section .rodata, "a"
