@@ -136,18 +136,19 @@ test_learn() {
 	run learn-notfound 127 "$xom" learn -- no-such-program-here && t_pass learn-notfound
 }
 
-# kept [OPTIONS]: how many of libc's pages the runtime kept readable in a
-# dry run.
-kept() {
-	XOM_OPTIONS=backend=none:verbose=1${1:+:$1} LD_PRELOAD=$lib "$probe" exit 0 2>"$tmp/err"
-	sed -n "s|^xom: $libc: [0-9]* pages execute-only, \([0-9]*\) kept readable.*|\1|p" "$tmp/err"
+# kept_in OBJ OPTIONS PROBE-ARGS...: how many of OBJ's pages the runtime
+# kept readable in a dry run of the probe.
+kept_in() {
+	local obj=$1 opts=$2
+	shift 2
+	XOM_OPTIONS=backend=none:verbose=1${opts:+:$opts} LD_PRELOAD=$lib "$probe" "$@" 2>"$tmp/err"
+	sed -n "s|^xom: $obj: [0-9]* pages execute-only, \([0-9]*\) kept readable.*|\1|p" "$tmp/err"
 }
-# kept_dlopen: the same for libz, which the probe loads with dlopen (a
-# batch of its own, after start-up's).
-kept_dlopen() {
-	XOM_OPTIONS=backend=none:verbose=1 LD_PRELOAD=$lib "$probe" dlopen "$libz" 2>"$tmp/err"
-	sed -n "s|^xom: $libz: [0-9]* pages execute-only, \([0-9]*\) kept readable.*|\1|p" "$tmp/err"
-}
+# kept [OPTIONS]: libc's, when the probe just exits.
+kept() { kept_in "$libc" "${1:-}" exit 0; }
+# kept_dlopen: libz's, which the probe loads with dlopen (a batch of its
+# own, after start-up's).
+kept_dlopen() { kept_in "$libz" "" dlopen "$libz"; }
 
 test_runtime() {
 	local dir=$XDG_CONFIG_HOME/xom/profiles base with
