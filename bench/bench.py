@@ -50,6 +50,11 @@ PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else "python3"
 PAGE = 4096
 
 
+def env_without_xom():
+    """This process's environment less what would load or steer xom."""
+    return {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "XOM_OPTIONS")}
+
+
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
@@ -187,7 +192,7 @@ def warm_cache_speed(n):
 
 def protection_calls(cmd, cache):
     """The count of protection calls backend=none reports for cmd, or None."""
-    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "XOM_OPTIONS")}
+    env = env_without_xom()
     env["LD_PRELOAD"] = LIBXOM
     env["XOM_OPTIONS"] = f"backend=none:verbose=2:cache={cache}"
     p = subprocess.run(cmd.split(), env=env, capture_output=True, text=True)
@@ -257,7 +262,7 @@ def lookup_calls(cmd, cache):
     opened),
     and all calls with xom and with the empty preload, from strace -f."""
     def trace(env_extra):
-        env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "XOM_OPTIONS")}
+        env = env_without_xom()
         env.update(env_extra)
         with tempfile.NamedTemporaryFile(prefix="xom-bench-strace-") as f:
             subprocess.run(["strace", "-f", "-qq", "-o", f.name] + cmd.split(), env=env,
@@ -295,7 +300,7 @@ def lookup_calls(cmd, cache):
 def instructions(cmd, env_extra):
     """callgrind's count of the instructions one run of cmd executes in user
     space, or None."""
-    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "XOM_OPTIONS")}
+    env = env_without_xom()
     env.update(env_extra)
     with tempfile.TemporaryDirectory(prefix="xom-bench-cg-") as d:
         out = os.path.join(d, "out")
@@ -315,7 +320,7 @@ def dlopen_speed(procs, rounds, per):
     """dlopen_loop with and without xom, one process of each in turn;
     returns the medians over the processes of their per-operation medians."""
     res = {"plain": [], "xom": []}
-    env0 = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "XOM_OPTIONS")}
+    env0 = env_without_xom()
     cache = tempfile.mkdtemp(prefix="xom-bench-cache-")
     xenv = dict(env0, LD_PRELOAD=LIBXOM, XOM_OPTIONS=f"backend=none:cache={cache}")
     args = [DLOOP, MANYDIR, str(MANY_N), str(rounds), str(per)]
@@ -349,7 +354,7 @@ def cold_ffmpeg():
     if not ff or not runtime_built():
         return None
     d = tempfile.mkdtemp(prefix="xom-bench-cold-")
-    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "XOM_OPTIONS")}
+    env = env_without_xom()
     env.update(XDG_CACHE_HOME=os.path.join(d, "cache"), XDG_RUNTIME_DIR=os.path.join(d, "run"),
                LD_PRELOAD=LIBXOM, XOM_OPTIONS="backend=none:store=off")
     os.mkdir(os.path.join(d, "run"), 0o700)
