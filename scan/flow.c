@@ -123,12 +123,38 @@ static bool seen_before(struct flow *f, const struct path *p)
 	}
 }
 
+/* A digest of what a state says about the address: where it is and at
+ * which offsets, in registers and in stack slots.  The other code
+ * addresses (cst) are left out. */
+static uint64_t where_digest(const struct st *st)
+{
+	uint64_t h = (1469598103934665603ull ^
+	              ((uint64_t)st->live | (uint64_t)st->any << 16 |
+	               (uint64_t)st->fwd << 32 | (uint64_t)st->slive << 48 |
+	               (uint64_t)st->sany << 56)) * 1099511628211ull;
+
+	for (unsigned m = st->live; m; m &= m - 1)
+		h = (h ^ (uint64_t)st->off[__builtin_ctz(m)]) * 1099511628211ull;
+	for (unsigned m = st->slive, i; m; m &= m - 1) {
+		i = (unsigned)__builtin_ctz(m);
+		h = (h ^ ((uint64_t)(uint32_t)st->spos[i] << 32 |
+		          (uint32_t)st->soff[i])) * 1099511628211ull;
+	}
+	return h;
+}
+
 /*
  * A loop that steps the address (add $16, %rax) reaches its head with a
  * new offset each time and would run to the budget.  After WIDEN_AFTER
- * visits of one instruction the offsets there are forgotten (known
- * becomes unknown, which can only turn reads into data) and so are the
- * other code addresses, and the states converge.
+ * visits of one instruction the other code addresses are forgotten, and
+ * so are the offsets if they are not those of the first visit there
+ * (known becomes unknown, which can only turn reads into data); then the
+ * states converge.  A place that many paths join with the address where
+ * it was (a function's epilogue, reached with different constants in
+ * other registers) keeps its offsets: forgetting them there would make an
+ * unchanged address returned in rdx look like an unknown pointer.  The
+ * digest only decides what is kept exactly; the step budget still bounds
+ * the walk.
  */
 static void widen(struct flow *f, struct path *p)
 {
@@ -139,18 +165,21 @@ static void widen(struct flow *f, struct path *p)
 			f->gen[k + SEEN_SLOTS] = f->curgen;
 			f->visit_pc[k] = p->pc;
 			f->visit_n[k] = 0;
+			f->visit_where[k] = where_digest(&p->st);
 		}
 		if (f->visit_pc[k] == p->pc)
 			break;
 	}
 	if (++f->visit_n[k] <= WIDEN_AFTER)
 		return;
-	for (unsigned r = 0; r < 16; r++) {
+	for (unsigned r = 0; r < 16; r++)
+		p->st.cval[r] = 0;
+	p->st.cst = 0;
+	if (where_digest(&p->st) == f->visit_where[k])
+		return;
+	for (unsigned r = 0; r < 16; r++)
 		if (exact(&p->st, r))
 			set_any(&p->st, r);
-		p->st.cval[r] = 0;
-	}
-	p->st.cst = 0;
 	flow_stack_widen(&p->st);
 }
 
@@ -203,14 +232,19 @@ static void returned(struct flow *f, const struct st *st, bool jump)
  * rbp and r12-r15 without reading them, and clobbers the rest.  Only a
  * call through the PLT is known to be one: a function of this file may be
  * hand-written with a convention of its own (OpenSSL's AES core takes its
- * table in r14).
+ * table in r14).  The address left in rax or r11 does not reach the
+ * callee: r11 is not read, and of rax only al, the count of vector
+ * registers that a variadic callee saves, which no address can be
+ * rebuilt from.  Both are clobbered.
  */
 static void abi_call(struct flow *f, struct path *p, uint64_t next)
 {
-	if (p->st.live & (uint16_t)~CALLEE_SAVED) {
+	if (p->st.live & (uint16_t)~(CALLEE_SAVED | NOT_ARGS)) {
 		unknown(f);
 		return;
 	}
+	kill(&p->st, X86_RAX);
+	kill(&p->st, X86_R11);
 	flow_stack_abi_call(f, &p->st);
 	for (unsigned r = 0; r < 16; r++)
 		if (!(CALLEE_SAVED & bit(r)))
@@ -469,7 +503,9 @@ int flow_resolve(struct scan *s)
 	f.gen = calloc(2 * SEEN_SLOTS, sizeof *f.gen);
 	f.visit_pc = malloc(SEEN_SLOTS * sizeof *f.visit_pc);
 	f.visit_n = malloc(SEEN_SLOTS * sizeof *f.visit_n);
-	if (!f.in || !f.seen || !f.gen || !f.visit_pc || !f.visit_n)
+	f.visit_where = malloc(SEEN_SLOTS * sizeof *f.visit_where);
+	if (!f.in || !f.seen || !f.gen || !f.visit_pc || !f.visit_n ||
+	    !f.visit_where)
 		rc = scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
 	for (size_t i = 0; i < s->cands.n && !rc; i++)
 		rc = judge(&f, &c[i]);
@@ -486,6 +522,7 @@ int flow_resolve(struct scan *s)
 	free(f.gen);
 	free(f.visit_pc);
 	free(f.visit_n);
+	free(f.visit_where);
 	if (f.in)
 		cs_free(f.in, 1);
 	cs_close(&f.h);

@@ -85,6 +85,7 @@ enum {
  * rdi, r8-r11. */
 #define ABI_SCRATCH 0x0fc2
 #define CALLEE_SAVED 0xf028     /* rbx, rbp, r12-r15 */
+#define NOT_ARGS 0x0801         /* rax, r11: clobbered, not passed */
 
 #define NSLOTS 4                /* stack slots that may hold the address */
 
@@ -133,6 +134,7 @@ struct flow {
 	struct path *seen;
 	uint64_t *visit_pc;     /* SEEN_SLOTS: how often each pc was reached */
 	uint32_t *visit_n;
+	uint64_t *visit_where;  /* where_digest() at the first visit */
 	uint32_t *gen, curgen;
 	bool spilled;           /* the address was put on the stack */
 	struct vec frames;      /* struct frame: code checked for stack addresses */
@@ -205,6 +207,7 @@ void flow_stack_ret(struct flow *f, struct st *st);
 void flow_stack_abi_call(struct flow *f, struct st *st);
 void flow_stack_left(struct flow *f, const struct st *st, bool jump);
 void flow_stack_widen(struct st *st);
+bool flow_stack_closed(struct flow *f, uint64_t pc);
 
 /* flowop.c */
 void flow_check_access(struct flow *f, const struct fin *x, const struct st *st);

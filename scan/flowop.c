@@ -159,10 +159,12 @@ void flow_apply_op(struct flow *f, const struct fin *x, struct st *st)
 		return;
 	case FO_STORE:
 		/* Spilled where flowstack.c cannot follow it, it may come
-		 * back in any register. */
+		 * back in any register.  rbp is taken for a frame pointer
+		 * unless nothing in the function copies rsp. */
 		if (!tracked(st, x->src))
 			return;
-		if (!x->swide || x->base == X86_RSP || x->base == X86_RBP)
+		if (!x->swide || x->base == X86_RSP ||
+		    (x->base == X86_RBP && !flow_stack_closed(f, x->addr)))
 			unknown(f);
 		else
 			f->out |= OUT_STORED;

@@ -152,6 +152,14 @@ static bool frame_ok(struct flow *f, uint64_t pc)
 	return n->ok;
 }
 
+/* Whether no register but rsp can point into this function's frame at pc:
+ * then rbp is no frame pointer there, and a store through it is a store
+ * into memory like one through rbx. */
+bool flow_stack_closed(struct flow *f, uint64_t pc)
+{
+	return frame_ok(f, pc);
+}
+
 /* ---- the slots ------------------------------------------------------------ */
 
 static void drop(struct st *st, unsigned i)

@@ -18,7 +18,7 @@
  * 64-bit or 32-bit form: writing one of those replaces the whole register
  * (a 32-bit write zero-extends), writing an 8- or 16-bit one does not. */
 enum { X86_FAM_RIP = 16, X86_FAM_NONE = 0xff };
-enum { X86_RSP = 4, X86_RBP = 5 };
+enum { X86_RAX = 0, X86_RSP = 4, X86_RBP = 5, X86_R11 = 11 };
 
 unsigned x86_fam(unsigned reg);
 bool x86_fam_wide(unsigned reg);

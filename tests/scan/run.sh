@@ -453,6 +453,18 @@ fwd_ro 0 xom
 fwd_ro 1 xom
 fwd_back 0 xom
 fwd_back 1 readable table
+plt_rax 0 xom
+plt_rax 1 xom
+plt_r10 0 xom
+plt_r10 1 readable table
+join_ret 0 xom
+join_ret 1 xom
+join_read 0 xom
+join_read 1 readable table
+store_rbp 0 xom
+store_rbp 1 xom
+spill_rbp 0 xom
+spill_rbp 1 readable table
 long_walk 0 xom
 long_walk 1 xom
 long_walk 2 xom

@@ -621,6 +621,225 @@ vsib_cont:
 .Lfe:
 	ret
 
+/* 30. A function pointer stored, then a call through the PLT with the
+ *     address still in rax: the callee gets al at most, no address. */
+	pad pad_pr
+	item plt_rax
+	pushq	%rbx
+	.cfi_adjust_cfa_offset 8
+	movq	%rdi, %rbx
+	leaq	.Lpr(%rip), %rax
+	movq	%rax, 16(%rdi)
+	xorl	%edi, %edi
+	call	ext_fn@PLT
+	popq	%rbx
+	.cfi_adjust_cfa_offset -8
+	ret
+	end_item plt_rax
+	.p2align 12, 0xcc
+.Lpr:
+	movl	%edi, %eax
+	ret
+
+/* 30b. The same with the address in r10, which a callee may read (the
+ *      static chain): the bytes, which read as code, stay a table. */
+	pad pad_pt
+	item plt_r10
+	pushq	%rbx
+	.cfi_adjust_cfa_offset 8
+	leaq	.Lpt(%rip), %r10
+	movq	%r10, 16(%rdi)
+	xorl	%edi, %edi
+	call	ext_fn@PLT
+	popq	%rbx
+	.cfi_adjust_cfa_offset -8
+	ret
+	end_item plt_r10
+	cl_bytes .Lpt
+
+/* 31. A function pointer stored and left in rdx, where ten paths that
+ *     each load another address into rax join at the return: the offset
+ *     of rdx never changed, so it is returned as it was loaded. */
+	pad pad_jr
+	item join_ret
+	leaq	.Ljr(%rip), %rdx
+	movq	%rdx, 8(%rdi)
+	cmpl	$0, %esi
+	jne	10f
+	leaq	ro_tab+0(%rip), %rax
+	movq	%rax, 16(%rdi)
+	jmp	.Ljr_out
+10:
+	cmpl	$1, %esi
+	jne	11f
+	leaq	ro_tab+4(%rip), %rax
+	movq	%rax, 16(%rdi)
+	jmp	.Ljr_out
+11:
+	cmpl	$2, %esi
+	jne	12f
+	leaq	ro_tab+8(%rip), %rax
+	movq	%rax, 16(%rdi)
+	jmp	.Ljr_out
+12:
+	cmpl	$3, %esi
+	jne	13f
+	leaq	ro_tab+12(%rip), %rax
+	movq	%rax, 16(%rdi)
+	jmp	.Ljr_out
+13:
+	cmpl	$4, %esi
+	jne	14f
+	leaq	ro_tab+16(%rip), %rax
+	movq	%rax, 16(%rdi)
+	jmp	.Ljr_out
+14:
+	cmpl	$5, %esi
+	jne	15f
+	leaq	ro_tab+20(%rip), %rax
+	movq	%rax, 16(%rdi)
+	jmp	.Ljr_out
+15:
+	cmpl	$6, %esi
+	jne	16f
+	leaq	ro_tab+24(%rip), %rax
+	movq	%rax, 16(%rdi)
+	jmp	.Ljr_out
+16:
+	cmpl	$7, %esi
+	jne	17f
+	leaq	ro_tab+28(%rip), %rax
+	movq	%rax, 16(%rdi)
+	jmp	.Ljr_out
+17:
+	cmpl	$8, %esi
+	jne	18f
+	leaq	ro_tab+32(%rip), %rax
+	movq	%rax, 16(%rdi)
+	jmp	.Ljr_out
+18:
+	cmpl	$9, %esi
+	jne	19f
+	leaq	ro_tab+36(%rip), %rax
+	movq	%rax, 16(%rdi)
+	jmp	.Ljr_out
+19:
+.Ljr_out:
+	ret
+	end_item join_ret
+	.p2align 12, 0xcc
+.Ljr:
+	movl	%edi, %eax
+	ret
+
+/* 31b. The same join, and then a read through rdx: a table. */
+	pad pad_jd
+	item join_read
+	leaq	.Ljd(%rip), %rdx
+	movq	%rdx, 8(%rdi)
+	cmpl	$0, %esi
+	jne	10f
+	leaq	ro_tab+0(%rip), %rax
+	movq	%rax, 16(%rdi)
+	jmp	.Ljd_out
+10:
+	cmpl	$1, %esi
+	jne	11f
+	leaq	ro_tab+4(%rip), %rax
+	movq	%rax, 16(%rdi)
+	jmp	.Ljd_out
+11:
+	cmpl	$2, %esi
+	jne	12f
+	leaq	ro_tab+8(%rip), %rax
+	movq	%rax, 16(%rdi)
+	jmp	.Ljd_out
+12:
+	cmpl	$3, %esi
+	jne	13f
+	leaq	ro_tab+12(%rip), %rax
+	movq	%rax, 16(%rdi)
+	jmp	.Ljd_out
+13:
+	cmpl	$4, %esi
+	jne	14f
+	leaq	ro_tab+16(%rip), %rax
+	movq	%rax, 16(%rdi)
+	jmp	.Ljd_out
+14:
+	cmpl	$5, %esi
+	jne	15f
+	leaq	ro_tab+20(%rip), %rax
+	movq	%rax, 16(%rdi)
+	jmp	.Ljd_out
+15:
+	cmpl	$6, %esi
+	jne	16f
+	leaq	ro_tab+24(%rip), %rax
+	movq	%rax, 16(%rdi)
+	jmp	.Ljd_out
+16:
+	cmpl	$7, %esi
+	jne	17f
+	leaq	ro_tab+28(%rip), %rax
+	movq	%rax, 16(%rdi)
+	jmp	.Ljd_out
+17:
+	cmpl	$8, %esi
+	jne	18f
+	leaq	ro_tab+32(%rip), %rax
+	movq	%rax, 16(%rdi)
+	jmp	.Ljd_out
+18:
+	cmpl	$9, %esi
+	jne	19f
+	leaq	ro_tab+36(%rip), %rax
+	movq	%rax, 16(%rdi)
+	jmp	.Ljd_out
+19:
+.Ljd_out:
+	movl	(%rdx), %eax
+	ret
+	end_item join_read
+	cl_bytes .Ljd
+
+/* 32. A function pointer stored through rbp, which holds a structure's
+ *     address: nothing in the function copies rsp, so rbp is no frame
+ *     pointer (FFmpeg's DSP init code). */
+	pad pad_sb
+	item store_rbp
+	pushq	%rbp
+	.cfi_adjust_cfa_offset 8
+	movq	%rdi, %rbp
+	leaq	.Lsb(%rip), %rax
+	movq	%rax, 8(%rbp)
+	popq	%rbp
+	.cfi_adjust_cfa_offset -8
+	ret
+	end_item store_rbp
+	.p2align 12, 0xcc
+.Lsb:
+	movl	%edi, %eax
+	ret
+
+/* 32b. The same store into a frame that rbp points at, reloaded and
+ *      read through: a table. */
+	pad pad_sf
+	item spill_rbp
+	pushq	%rbp
+	.cfi_adjust_cfa_offset 8
+	movq	%rsp, %rbp
+	subq	$16, %rsp
+	leaq	.Lsf(%rip), %rax
+	movq	%rax, -8(%rbp)
+	movq	-8(%rbp), %rcx
+	movl	(%rcx), %eax
+	leave
+	.cfi_adjust_cfa_offset -8
+	ret
+	end_item spill_rbp
+	cl_bytes .Lsf
+
 	pad pad_last
 
 	.section .rodata, "a"
