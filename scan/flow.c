@@ -209,18 +209,27 @@ static void go(struct flow *f, const struct path *p, uint64_t pc)
  * that outlives its function; the base of reads outside the code: a PIC
  * base).  Callee-saved registers still holding it break the ABI, and an
  * offset that is not known says nothing: both are unknown.
+ * One escape shows what the address is: an indirect jump that hands over,
+ * in scratch registers and unchanged, the address of the instruction
+ * right after itself (lea 1f(%rip), %r8; jmp *%rcx; 1:), x86inc's way to
+ * call a shared tail that returns through r8.  That is a return address,
+ * and judge() takes it as it takes a stored pointer: code only if the
+ * bytes there read as a function.
  */
-static void returned(struct flow *f, const struct st *st, bool jump)
+static void returned(struct flow *f, const struct st *st, bool jump, uint64_t next)
 {
 	uint16_t vals = f->abi && !jump ? bit(0) | bit(2) : 0;
 	uint16_t left = st->live & (uint16_t)~ABI_SCRATCH;
+	bool back = jump && f->t0 == next && !st->any;
 
+	for (unsigned m = st->live; back && m; m &= m - 1)
+		back = st->off[__builtin_ctz(m)] == 0;
 	flow_stack_left(f, st, jump);
 	if (!st->live)
 		return;
 	if ((left & (uint16_t)~vals) || (left & st->any))
 		unknown(f);
-	else if (left)
+	else if (left || back)
 		f->out |= OUT_STORED;
 	else if (!f->abi || jump)
 		f->out |= OUT_ESCAPED;
@@ -292,7 +301,7 @@ static void control(struct flow *f, const struct fin *x, struct path *p)
 			flow_stack_ret(f, &p->st);
 			go(f, p, to);
 		} else {
-			returned(f, &p->st, false);
+			returned(f, &p->st, false, 0);
 		}
 		return;
 	case FK_JMP_IND:
@@ -301,7 +310,7 @@ static void control(struct flow *f, const struct fin *x, struct path *p)
 			if (known_target(f, x, &p->st, &to))
 				go(f, p, to);
 			else
-				returned(f, &p->st, true);
+				returned(f, &p->st, true, next);
 		} else if (x->mem) {
 			unknown(f);
 		} else if (exact(&p->st, x->src)) {

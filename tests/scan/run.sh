@@ -465,6 +465,10 @@ store_rbp 0 xom
 store_rbp 1 xom
 spill_rbp 0 xom
 spill_rbp 1 readable table
+jmp_back 0 xom
+jmp_back 1 xom
+jmp_back_zero 1 readable table
+jmp_far 1 readable
 long_walk 0 xom
 long_walk 1 xom
 long_walk 2 xom

@@ -840,6 +840,46 @@ vsib_cont:
 	end_item spill_rbp
 	cl_bytes .Lsf
 
+/* 33. A return address by hand: lea of the instruction right after an
+ *     indirect jump, handed over in r8 (x86inc calls a shared tail that
+ *     returns through r8 this way).  The lea and the jump end the page,
+ *     so the label starts the next one. */
+	pad pad_jb
+	item jmp_back
+	.fill	4096 - 9, 1, 0x90
+	leaq	1f(%rip), %r8
+	jmp	*%rcx
+	end_item jmp_back
+1:
+	movl	%edi, %eax
+	ret
+
+/* 33b. The same hand-over, but what follows the jump does not read as a
+ *      function (zeros): a table, as before. */
+	pad pad_jz
+	item jmp_back_zero
+	.fill	4096 - 9, 1, 0x90
+	leaq	1f(%rip), %r8
+	jmp	*%rcx
+	end_item jmp_back_zero
+1:
+	.fill	64, 1, 0
+
+/* 33c. An address past the jump's end, where a function could begin (16
+ *      bytes on): only the very next instruction is a return address. */
+	pad pad_jf
+	item jmp_far
+	.fill	4096 - 9, 1, 0x90
+	leaq	2f(%rip), %r8
+	jmp	*%rcx
+	end_item jmp_far
+	movl	%edi, %eax
+	ret
+	.p2align 4, 0xcc
+2:
+	addl	%esi, %eax
+	ret
+
 	pad pad_last
 
 	.section .rodata, "a"
