@@ -292,7 +292,7 @@ static bool looks_like_code(struct scan *s, csh h, cs_insn *in, uint64_t target)
 			code += k, left -= k, pc += k, n++;
 			continue;
 		}
-		if (x86_implausible(in))
+		if (x86_implausible(in, false))
 			return false;
 		n++;
 		for (uint8_t i = 0; i < in->detail->groups_count; i++)

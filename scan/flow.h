@@ -106,7 +106,8 @@ struct st {
 struct frame {
 	uint64_t start, end;
 	bool ok;
-	uint8_t pad[7];
+	bool rbp_global;        /* rbp only ever a global's address, or popped */
+	uint8_t pad[6];
 };
 
 struct path {

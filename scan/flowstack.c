@@ -82,34 +82,58 @@ static void frame_bounds(const struct flow *f, uint64_t pc, uint64_t *lo, uint64
 		*hi = f->phi;
 }
 
+/* Whether an instruction may leave in rbp anything but a global's address
+ * or the caller's value: only a RIP-relative lea and a pop may write it
+ * (and a pop only where nothing pushes rsp, see frame_check()). */
+static bool rbp_set_otherwise(const struct fin *x)
+{
+	if (x->kind == FK_BAD)
+		return false;
+	if (!x->raw && x->dst != X86_RBP && !(x->wr & bit(X86_RBP)) &&
+	    !(x->op == FO_XCHG && x->src == X86_RBP))
+		return false;
+	if (x->raw)
+		return true;
+	if (x->op == FO_LEA && x->base == X86_FAM_RIP && x->index == X86_FAM_NONE)
+		return false;
+	return x->op != FO_POP;
+}
+
 /* Decodes [lo, hi) as the sweep did (restarting at every entry) and says
- * whether no instruction there lets rsp out.  Where the decode and the
- * sweep's instruction starts part, the answer is no. */
-static bool frame_closed(struct flow *f, uint64_t lo, uint64_t hi)
+ * whether no instruction there lets rsp out (closed), and whether none sets
+ * rbp to anything but a global's address or the caller's value (rbp).
+ * Where the decode and the sweep's instruction starts part, both are no. */
+static void frame_check(struct flow *f, uint64_t lo, uint64_t hi,
+                        bool *closed, bool *rbp)
 {
 	const struct region *r = f->reg;
 	const uint64_t *e = f->s->entries.p;
 	size_t ne = f->s->entries.n, k = count_le(e, ne, sizeof *e, lo);
 	uint64_t pc = lo;
+	bool pushes_rsp = false;
 
+	*closed = *rbp = false;
 	if (hi - lo > FRAME_MAX)
-		return false;
+		return;
+	*closed = *rbp = true;
 	while (pc < hi && !scan_is_start(f->s, pc))
 		pc++;
-	while (pc < hi) {
+	while (pc < hi && (*closed || *rbp)) {
 		uint64_t stop = k < ne && e[k] < hi ? e[k] : hi;
 		const uint8_t *code = f->s->img + r->offset + (pc - r->addr);
 		size_t left = stop > pc ? (size_t)(stop - pc) : 0;
 
-		while (left) {
+		while (left && (*closed || *rbp)) {
 			struct fin x;
 			uint64_t rip;
 			size_t n, modrm;
 
 			/* Out of step with the sweep, this decode could miss
 			 * what the code really does. */
-			if (!scan_is_start(f->s, pc))
-				return false;
+			if (!scan_is_start(f->s, pc)) {
+				*closed = *rbp = false;
+				return;
+			}
 			if (cs_disasm_iter(f->h, &code, &left, &pc, f->in)) {
 				fin_from_insn(&x, f->in);
 			} else {
@@ -121,19 +145,25 @@ static bool frame_closed(struct flow *f, uint64_t lo, uint64_t hi)
 				code += n, left -= n, pc += n;
 			}
 			if (lets_rsp_out(&x))
-				return false;
+				*closed = false;
+			if (x.op == FO_PUSH && x.src == X86_RSP)
+				pushes_rsp = true;
+			if (rbp_set_otherwise(&x) || (pushes_rsp && x.op == FO_POP &&
+			                              x.dst == X86_RBP))
+				*rbp = false;
 		}
 		while (k < ne && e[k] <= pc)
 			k++;
 		if (pc < stop)
 			pc = stop;
 	}
-	return true;
+	/* A pop before the push of rsp was seen is caught here. */
+	if (pushes_rsp)
+		*rbp = false;
 }
 
-/* Whether the code around pc keeps rsp to itself; each stretch is
- * decoded once per scan. */
-static bool frame_ok(struct flow *f, uint64_t pc)
+/* The stretch of code around pc, checked once per scan. */
+static const struct frame *frame_at(struct flow *f, uint64_t pc)
 {
 	const struct frame *fr = f->frames.p;
 	struct frame *n;
@@ -141,23 +171,37 @@ static bool frame_ok(struct flow *f, uint64_t pc)
 
 	for (size_t i = f->frames.n; i--;)
 		if (pc >= fr[i].start && pc < fr[i].end)
-			return fr[i].ok;
+			return &fr[i];
 	frame_bounds(f, pc, &lo, &hi);
 	if (!(n = vec_push(&f->frames))) {
 		f->rc = scan_fail(f->s, XOM_SCAN_ENOMEM, "out of memory");
-		return false;
+		return NULL;
 	}
 	*n = (struct frame){ .start = lo, .end = hi };
-	n->ok = lo < hi && frame_closed(f, lo, hi);
-	return n->ok;
+	if (lo < hi)
+		frame_check(f, lo, hi, &n->ok, &n->rbp_global);
+	return n;
 }
 
-/* Whether no register but rsp can point into this function's frame at pc:
- * then rbp is no frame pointer there, and a store through it is a store
- * into memory like one through rbx. */
+/* Whether the code around pc keeps rsp to itself. */
+static bool frame_ok(struct flow *f, uint64_t pc)
+{
+	const struct frame *n = frame_at(f, pc);
+
+	return n && n->ok;
+}
+
+/* Whether a store through rbp at pc is a store into memory, as one through
+ * rbx would be, and not a spill into this function's frame: nothing in the
+ * function copies rsp, so no register can point into its frame; or, in a
+ * function whose extent CFI or a symbol gives, rbp is only ever set to a
+ * global's address (lea x(%rip), %rbp) or popped back (the CPU-dispatch
+ * setup of FFmpeg and xvidcore, which fill global tables through rbp). */
 bool flow_stack_closed(struct flow *f, uint64_t pc)
 {
-	return frame_ok(f, pc);
+	const struct frame *n = frame_at(f, pc);
+
+	return n && (n->ok || (n->rbp_global && scan_inside_function(f->s, pc)));
 }
 
 /* ---- the slots ------------------------------------------------------------ */

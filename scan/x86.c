@@ -223,7 +223,7 @@ size_t x86_raw_length(const uint8_t *p, size_t left, uint64_t pc, uint64_t *rip,
 	return vex_length(p, left, pc, rip, modrm);
 }
 
-bool x86_implausible(const cs_insn *in)
+bool x86_implausible(const cs_insn *in, bool amd3dnow)
 {
 	switch (in->id) {
 	case X86_INS_HLT: case X86_INS_IN: case X86_INS_OUT:
@@ -242,7 +242,7 @@ bool x86_implausible(const cs_insn *in)
 		return true;    /* add %al,(%rax): zeros */
 	for (uint8_t i = 0; i < in->detail->groups_count; i++)
 		if (in->detail->groups[i] == CS_GRP_PRIVILEGE ||
-		    in->detail->groups[i] == X86_GRP_3DNOW)
+		    (in->detail->groups[i] == X86_GRP_3DNOW && !amd3dnow))
 			return true;
 	return false;
 }

@@ -32,8 +32,10 @@ size_t x86_raw_length(const uint8_t *p, size_t left, uint64_t pc, uint64_t *rip,
                       size_t *modrm);
 
 /* Instructions that ordinary user code does not contain: what data decoded
- * as code quickly runs into. */
-bool x86_implausible(const cs_insn *in);
+ * as code quickly runs into.  AMD's 3DNow! counts among them unless
+ * amd3dnow: code written for the K6 and the Athlon still ships (xvidcore
+ * selects it by CPUID), but no CPU with protection keys runs it. */
+bool x86_implausible(const cs_insn *in, bool amd3dnow);
 
 /*
  * Turns off Capstone's text printer on a handle opened with CS_OPT_DETAIL,

@@ -469,6 +469,15 @@ jmp_back 0 xom
 jmp_back 1 xom
 jmp_back_zero 1 readable table
 jmp_far 1 readable
+rbp_global 0 xom
+rbp_global 1 xom
+rbp_stack 0 xom
+rbp_stack 1 readable table
+rbp_pushpop 0 xom
+rbp_pushpop 1 readable table
+store_3dnow 0 xom
+store_3dnow 1 xom
+store_3dnow_hlt 1 readable table
 long_walk 0 xom
 long_walk 1 xom
 long_walk 2 xom

@@ -880,6 +880,98 @@ vsib_cont:
 	addl	%esi, %eax
 	ret
 
+/* 34. A function that lets rsp out (the address of a local passed on)
+ *     and fills a global table through rbp, which it sets only to the
+ *     table's address (lea x(%rip), %rbp): the store is no spill. */
+	pad pad_rg
+	item rbp_global
+	pushq	%rbp
+	.cfi_adjust_cfa_offset 8
+	leaq	8(%rsp), %rdi
+	leaq	gtab(%rip), %rbp
+	leaq	.Lrg(%rip), %rax
+	movq	%rax, 8(%rbp)
+	popq	%rbp
+	.cfi_adjust_cfa_offset -8
+	ret
+	end_item rbp_global
+	.p2align 12, 0xcc
+.Lrg:
+	movl	%edi, %eax
+	ret
+
+/* 34b. rbp set from a register that holds a stack address: the store is
+ *      a spill, reloaded and read through.  A table. */
+	pad pad_rs
+	item rbp_stack
+	pushq	%rbp
+	.cfi_adjust_cfa_offset 8
+	subq	$16, %rsp
+	.cfi_adjust_cfa_offset 16
+	leaq	8(%rsp), %rcx
+	movq	%rcx, %rbp
+	leaq	.Lrs(%rip), %rax
+	movq	%rax, (%rbp)
+	movq	(%rbp), %rdx
+	movl	(%rdx), %eax
+	addq	$16, %rsp
+	.cfi_adjust_cfa_offset -16
+	popq	%rbp
+	.cfi_adjust_cfa_offset -8
+	ret
+	end_item rbp_stack
+	cl_bytes .Lrs
+
+/* 34c. rbp given rsp by a push and a pop, then the same spill: a table. */
+	pad pad_rp
+	item rbp_pushpop
+	pushq	%rbp
+	.cfi_adjust_cfa_offset 8
+	leaq	gtab(%rip), %rbp
+	pushq	%rsp
+	.cfi_adjust_cfa_offset 8
+	popq	%rbp
+	.cfi_adjust_cfa_offset -8
+	leaq	.Lrp(%rip), %rax
+	movq	%rax, -8(%rbp)
+	movq	-8(%rbp), %rdx
+	movl	(%rdx), %eax
+	popq	%rbp
+	.cfi_adjust_cfa_offset -8
+	ret
+	end_item rbp_pushpop
+	cl_bytes .Lrp
+
+/* 35. A stored pointer to a 3DNow! routine (xvidcore's, chosen by CPUID
+ *     on a K6): code. */
+	pad pad_3d
+	item store_3dnow
+	leaq	.L3d(%rip), %rax
+	movq	%rax, 16(%rdi)
+	ret
+	end_item store_3dnow
+	.p2align 12, 0xcc
+.L3d:
+	movq	(%rsi), %mm0
+	pavgusb	(%rdx), %mm0
+	movq	%mm0, (%rdi)
+	femms
+	ret
+
+/* 35b. The same, but the bytes run into hlt before any return: a
+ *      table, 3DNow! or not. */
+	pad pad_3h
+	item store_3dnow_hlt
+	leaq	.L3h(%rip), %rax
+	movq	%rax, 16(%rdi)
+	ret
+	end_item store_3dnow_hlt
+	.p2align 12, 0xcc
+.L3h:
+	pavgusb	(%rdx), %mm0
+	hlt
+	ret
+
 	pad pad_last
 
 	.section .rodata, "a"
@@ -888,5 +980,10 @@ ro_tab:
 	.long	1, 2, 3, 4
 jt:
 	.short	.Lj - .Lj, .Lj2 - .Lj
+
+	.data
+	.p2align 4
+gtab:
+	.quad	0, 0, 0, 0
 
 	.section .note.GNU-stack, "", @progbits
