@@ -32,7 +32,7 @@ static const char usage[] =
 	"               .  execute-only   D  data read by code\n"
 	"               H  headers or non-code sections   W  whole file readable\n"
 	"  --json     one JSON object per file per line (link-time addresses)\n"
-	"  -j N       disassemble a large file on N threads (the same answer)\n"
+	"  -j N, -jN  disassemble a large file on N threads (the same answer)\n"
 	"  -h, --help this text\n"
 	"\n"
 	"Exit status: 0 every file analysed; 1 some file could not be, because it\n"
@@ -186,10 +186,13 @@ int main(int argc, char **argv)
 			fmt = FMT_JSON;
 		} else if (!strcmp(argv[i], "--map")) {
 			fmt = FMT_MAP;
-		} else if (!strcmp(argv[i], "-j") && i + 1 < argc) {
+		} else if ((!strcmp(argv[i], "-j") && i + 1 < argc) ||
+		           (!strncmp(argv[i], "-j", 2) && argv[i][2])) {
+			/* -j N, or -jN as make takes it */
+			const char *v = argv[i][2] ? argv[i] + 2 : argv[++i];
 			char *end;
-			unsigned long n = strtoul(argv[++i], &end, 10);
-			if (*end || n < 1 || n > 64) {
+			unsigned long n = strtoul(v, &end, 10);
+			if (!*v || *end || n < 1 || n > 64) {
 				fprintf(stderr, "xom-scan: -j wants 1 to 64\n%s", usage);
 				return XOM_EXIT_USAGE;
 			}

@@ -169,7 +169,7 @@ fi
 
 t_usage() {
 	local args
-	for args in "" "--bogus $W/tables.so" "--json"; do
+	for args in "" "--bogus $W/tables.so" "--json" "-j0 $W/tables.so" "-jx $W/tables.so"; do
 		# shellcheck disable=SC2086
 		scan usage $args
 		if [ -n "$(death)" ]; then
@@ -689,9 +689,9 @@ t_threads() {
 		[ -r "$f" ] || continue
 		scan threads-1 --json -j 1 "$f"
 		cp "$out" "$W/threads-1.json"
-		scan threads-4 --json -j 4 "$f"
+		scan threads-4 --json -j4 "$f"
 		if [ "$rc" = 0 ] && [ -s "$out" ] && cmp -s "$out" "$W/threads-1.json"; then
-			pass "threads: $(basename "$f") maps the same with -j 1 and -j 4"
+			pass "threads: $(basename "$f") maps the same with -j 1 and -j4"
 		else
 			fail "threads: $(basename "$f")" "-j 4 differs from -j 1 (exit $rc $(death))"
 		fi
