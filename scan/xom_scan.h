@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 /* Bump whenever the classification can change: cached plans carry it. */
-#define XOM_SCAN_VERSION 3
+#define XOM_SCAN_VERSION 4
 #define XOM_PAGE_SIZE 4096u
 
 /* Why a byte range, or a whole file, stays readable. */

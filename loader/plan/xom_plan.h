@@ -41,7 +41,7 @@
 
 /* The scanner version whose plans are accepted; plan/build.c checks at
  * compile time that it is the scanner's XOM_SCAN_VERSION. */
-#define XOM_PLAN_SCAN_VERSION 3u
+#define XOM_PLAN_SCAN_VERSION 4u
 
 /* Why a whole file stays readable (head.whole_reason). */
 enum xom_plan_whole {
