@@ -56,6 +56,7 @@ struct fin {
 	bool disp8n;            /* ... but is disp times an N from 1 to 64 (EVEX) */
 	bool raw;               /* measured by x86.c: registers written unknown */
 	bool mwrite;            /* the memory operand is written, not read */
+	bool scale1;            /* the index is not scaled: base and index swap */
 };
 
 /* ---- flow.c's state, which flowwin.c reads and keeps --------------------- */

@@ -33,6 +33,7 @@ static void take_mem(struct fin *f, const cs_x86_op *op, int *nmem)
 	f->mem = FM_ACCESS;
 	f->base = (uint8_t)b;
 	f->index = (uint8_t)x;
+	f->scale1 = op->mem.scale == 1;
 	f->disp = op->mem.disp;
 	f->msize = op->size ? op->size : 8;
 	f->seg = op->mem.segment == X86_REG_FS || op->mem.segment == X86_REG_GS;
@@ -306,8 +307,10 @@ void fin_from_raw(struct fin *f, const uint8_t *p, size_t n, uint64_t pc,
 		if (!(mod == 0 && sb == 5))
 			f->base = (uint8_t)(sb | bx << 3);
 		/* VSIB's index is a vector register: no general one. */
-		if ((si != 4 || xx) && !vsib(map, p[modrm_at - 1]))
+		if ((si != 4 || xx) && !vsib(map, p[modrm_at - 1])) {
 			f->index = (uint8_t)(si | xx << 3);
+			f->scale1 = sib >> 6 == 0;
+		}
 	} else if (mod == 0 && rm == 5) {
 		f->base = X86_FAM_RIP;
 		f->target = rip;

@@ -72,6 +72,14 @@ void flow_check_access(struct flow *f, const struct fin *x, const struct st *st)
 
 	if (!bt && !it)
 		return;
+	/* disp(%rdx,%rsi,1) with the address in rsi: an unscaled index is a
+	 * base like the other, and is judged as one. */
+	if (it && !bt && x->scale1 && x->base < 16) {
+		struct fin y = *x;
+		y.base = x->index, y.index = x->base;
+		flow_check_access(f, &y, st);
+		return;
+	}
 	if (x->seg) {
 		unknown(f);
 		return;

@@ -478,6 +478,10 @@ rbp_pushpop 1 readable table
 store_3dnow 0 xom
 store_3dnow 1 xom
 store_3dnow_hlt 1 readable table
+idx_swap 0 xom
+idx_swap 1 xom
+idx_scaled 1 readable table
+idx_code 1 readable table
 long_walk 0 xom
 long_walk 1 xom
 long_walk 2 xom

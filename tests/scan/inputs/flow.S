@@ -972,6 +972,38 @@ vsib_cont:
 	hlt
 	ret
 
+/* 36. A PIC base in the index of an unscaled access, the table's offset
+ *     in the base (x264's CABAC code): .rodata is read, not the code. */
+	pad pad_is
+	item idx_swap
+	leaq	.Lis(%rip), %rsi
+	movzbl	ro_tab - .Lis(%rdx,%rsi,1), %eax
+	ret
+	end_item idx_swap
+	.p2align 12, 0xcc
+.Lis:
+	ret
+
+/* 36b. The same with the index scaled by 2: the address means nothing
+ *      known, and the bytes stay a table. */
+	pad pad_i2
+	item idx_scaled
+	leaq	.Li2(%rip), %rsi
+	movzwl	ro_tab - .Li2(%rdx,%rsi,2), %eax
+	ret
+	end_item idx_scaled
+	cl_bytes .Li2
+
+/* 36c. Unscaled, with no displacement to move it: the read is of the
+ *      bytes at the address, a table. */
+	pad pad_ic
+	item idx_code
+	leaq	.Lic(%rip), %rsi
+	movzbl	(%rdx,%rsi,1), %eax
+	ret
+	end_item idx_code
+	cl_bytes .Lic
+
 	pad pad_last
 
 	.section .rodata, "a"
