@@ -319,8 +319,12 @@ static bool is_noreturn(const char *name)
 	return false;
 }
 
-/* The GOT slot of a JUMP_SLOT relocation for a function that does not
- * return: a PLT entry that jumps through it ends a path in flow.c. */
+/* The GOT slot of a JUMP_SLOT relocation: for a function that does not
+ * return, a PLT entry that jumps through it ends a path in flow.c; for one
+ * that this file does not define, the call reaches another object, which
+ * keeps to the ABI (a function of this file may not: hand-written code
+ * with a convention of its own, reached through the PLT when it is
+ * exported). */
 static int note_jump_slot(struct scan *s, Elf *e, const struct section *sec,
                           const Elf64_Rela *r)
 {
@@ -337,6 +341,11 @@ static int note_jump_slot(struct scan *s, Elf *e, const struct section *sec,
 	if (syms->entsize != sizeof sym || k >= syms->size / sizeof sym)
 		return 0;
 	memcpy(&sym, s->img + syms->offset + k * sizeof sym, sizeof sym);
+	if (sym.st_shndx == SHN_UNDEF) {
+		if (!(slot = vec_push(&s->extern_got)))
+			return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
+		*slot = r->r_offset;
+	}
 	name = elf_strptr(e, syms->link, sym.st_name);
 	if (!name || !is_noreturn(name))
 		return 0;

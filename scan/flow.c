@@ -241,14 +241,19 @@ static void returned(struct flow *f, const struct st *st, bool jump, uint64_t ne
  * rbp and r12-r15 without reading them, and clobbers the rest.  Only a
  * call through the PLT is known to be one: a function of this file may be
  * hand-written with a convention of its own (OpenSSL's AES core takes its
- * table in r14).  The address left in rax or r11 does not reach the
- * callee: r11 is not read, and of rax only al, the count of vector
- * registers that a variadic callee saves, which no address can be
- * rebuilt from.  Both are clobbered.
+ * table in r14).  The address left in rax or r11 does not reach a
+ * callee of another object (elf.c knows which slots those are; an exported
+ * function of this file is reached through the PLT too): r11 is not read,
+ * and of rax only al, the count of vector registers that a variadic callee
+ * saves, which no address can be rebuilt from.  Both are clobbered.
  */
-static void abi_call(struct flow *f, struct path *p, uint64_t next)
+static void abi_call(struct flow *f, struct path *p, uint64_t to, uint64_t next)
 {
-	if (p->st.live & (uint16_t)~(CALLEE_SAVED | NOT_ARGS)) {
+	uint16_t ok = CALLEE_SAVED;
+
+	if ((p->st.live & NOT_ARGS) && flow_plt_extern(f, to))
+		ok |= NOT_ARGS;
+	if (p->st.live & (uint16_t)~ok) {
 		unknown(f);
 		return;
 	}
@@ -283,7 +288,7 @@ static void control(struct flow *f, const struct fin *x, struct path *p)
 	case FK_CALL:
 		if (flow_in_plt(f, x->target)) {
 			if (!flow_plt_noreturn(f, x->target))
-				abi_call(f, p, next);
+				abi_call(f, p, x->target, next);
 			return;
 		}
 		if (!flow_in_region(f, x->target) || p->depth == MAX_DEPTH) {
@@ -503,6 +508,7 @@ int flow_resolve(struct scan *s)
 	if (!s->cands.n)
 		return 0;
 	vec_sort_u64(&s->noreturn_got);
+	vec_sort_u64(&s->extern_got);
 	if ((ce = cs_open(CS_ARCH_X86, CS_MODE_64, &f.h)) != CS_ERR_OK)
 		return scan_fail(s, XOM_SCAN_EDISASM, "cannot start the disassembler: %s",
 		                 cs_strerror(ce));

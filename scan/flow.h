@@ -108,7 +108,8 @@ struct frame {
 	uint64_t start, end;
 	bool ok;
 	bool rbp_global;        /* rbp only ever a global's address, or popped */
-	uint8_t pad[6];
+	bool rbp_set;           /* rbp assigned here (not only popped) */
+	uint8_t pad[5];
 };
 
 struct path {
@@ -221,6 +222,7 @@ const struct fin *flow_fin_at(struct flow *f, uint64_t pc);
 void flow_enter_region(struct flow *f, const struct cand *c);
 bool flow_in_plt(const struct flow *f, uint64_t a);
 bool flow_plt_noreturn(struct flow *f, uint64_t a);
+bool flow_plt_extern(struct flow *f, uint64_t a);
 bool flow_plausible(struct flow *f, uint64_t t);
 
 /* flowinsn.c */

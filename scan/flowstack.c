@@ -61,15 +61,25 @@ static bool lets_rsp_out(const struct fin *x)
 
 /* The stretch of code that holds pc: the function's extent where CFI
  * gives one, else from the entry at or before pc to the next one, within
- * the region. */
+ * the region.  Of nested extents (a sized local symbol inside a function)
+ * the outermost: its ends are running maxima (scan_prepare_funcs()), so it
+ * starts with the first extent that reaches past pc. */
 static void frame_bounds(const struct flow *f, uint64_t pc, uint64_t *lo, uint64_t *hi)
 {
 	const struct scan *s = f->s;
 
 	if (scan_inside_function(s, pc)) {
 		const struct xom_range *fn = s->funcs.p;
-		size_t k = count_le(fn, s->funcs.n, sizeof *fn, pc);
-		*lo = fn[k - 1].start, *hi = fn[k - 1].end;
+		size_t k = count_le(fn, s->funcs.n, sizeof *fn, pc), a = 0, b = k - 1;
+
+		while (a < b) {
+			size_t m = a + (b - a) / 2;
+			if (fn[m].end > pc)
+				b = m;
+			else
+				a = m + 1;
+		}
+		*lo = fn[a].start, *hi = fn[k - 1].end;
 	} else {
 		const uint64_t *e = s->entries.p;
 		size_t k = count_le(e, s->entries.n, sizeof *e, pc);
@@ -83,8 +93,7 @@ static void frame_bounds(const struct flow *f, uint64_t pc, uint64_t *lo, uint64
 }
 
 /* Whether an instruction may leave in rbp anything but a global's address
- * or the caller's value: only a RIP-relative lea and a pop may write it
- * (and a pop only where nothing pushes rsp, see frame_check()). */
+ * or the caller's value: only a RIP-relative lea and a pop may write it. */
 static bool rbp_set_otherwise(const struct fin *x)
 {
 	if (x->kind == FK_BAD)
@@ -99,31 +108,45 @@ static bool rbp_set_otherwise(const struct fin *x)
 	return x->op != FO_POP;
 }
 
-/* Decodes [lo, hi) as the sweep did (restarting at every entry) and says
- * whether no instruction there lets rsp out (closed), and whether none sets
- * rbp to anything but a global's address or the caller's value (rbp).
- * Where the decode and the sweep's instruction starts part, both are no. */
-static void frame_check(struct flow *f, uint64_t lo, uint64_t hi,
-                        bool *closed, bool *rbp)
+/* Whether an instruction gives rbp a value of this function's choosing
+ * (mov %rdi, %rbp; lea x(%rip), %rbp): not a pop, not leave. */
+static bool rbp_assigned(const struct fin *x)
+{
+	return !x->raw && x->dst == X86_RBP && x->dwide &&
+	       (x->op == FO_LEA || x->op == FO_MOV_RR || x->op == FO_SET);
+}
+
+/*
+ * Decodes [lo, hi) as the sweep did (restarting at every entry) and says
+ * of the stretch:
+ *   closed: no instruction lets rsp out;
+ *   rbp_global: rbp is set only by RIP-relative lea, or by a pop in an
+ *     epilogue (followed only by pops, then a return or a jump), so that it
+ *     never holds a popped value that the function goes on to use;
+ *   rbp_set: some instruction assigns rbp (not a pop): a stretch that never
+ *     does may be using its caller's rbp, its caller's frame pointer.
+ * Where the decode and the sweep's instruction starts part, all are no.
+ */
+static void frame_check(struct flow *f, uint64_t lo, uint64_t hi, struct frame *fr)
 {
 	const struct region *r = f->reg;
 	const uint64_t *e = f->s->entries.p;
 	size_t ne = f->s->entries.n, k = count_le(e, ne, sizeof *e, lo);
 	uint64_t pc = lo;
-	bool pushes_rsp = false;
+	bool popped = false;
 
-	*closed = *rbp = false;
+	fr->ok = fr->rbp_global = fr->rbp_set = false;
 	if (hi - lo > FRAME_MAX)
 		return;
-	*closed = *rbp = true;
+	fr->ok = fr->rbp_global = true;
 	while (pc < hi && !scan_is_start(f->s, pc))
 		pc++;
-	while (pc < hi && (*closed || *rbp)) {
+	while (pc < hi && (fr->ok || fr->rbp_global)) {
 		uint64_t stop = k < ne && e[k] < hi ? e[k] : hi;
 		const uint8_t *code = f->s->img + r->offset + (pc - r->addr);
 		size_t left = stop > pc ? (size_t)(stop - pc) : 0;
 
-		while (left && (*closed || *rbp)) {
+		while (left && (fr->ok || fr->rbp_global)) {
 			struct fin x;
 			uint64_t rip;
 			size_t n, modrm;
@@ -131,7 +154,7 @@ static void frame_check(struct flow *f, uint64_t lo, uint64_t hi,
 			/* Out of step with the sweep, this decode could miss
 			 * what the code really does. */
 			if (!scan_is_start(f->s, pc)) {
-				*closed = *rbp = false;
+				fr->ok = fr->rbp_global = fr->rbp_set = false;
 				return;
 			}
 			if (cs_disasm_iter(f->h, &code, &left, &pc, f->in)) {
@@ -145,41 +168,49 @@ static void frame_check(struct flow *f, uint64_t lo, uint64_t hi,
 				code += n, left -= n, pc += n;
 			}
 			if (lets_rsp_out(&x))
-				*closed = false;
-			if (x.op == FO_PUSH && x.src == X86_RSP)
-				pushes_rsp = true;
-			if (rbp_set_otherwise(&x) || (pushes_rsp && x.op == FO_POP &&
-			                              x.dst == X86_RBP))
-				*rbp = false;
+				fr->ok = false;
+			if (rbp_assigned(&x))
+				fr->rbp_set = true;
+			if (rbp_set_otherwise(&x))
+				fr->rbp_global = false;
+			if (popped && x.op != FO_POP) {
+				popped = false;
+				if (x.kind != FK_RET && x.kind != FK_JMP &&
+				    x.kind != FK_JMP_IND)
+					fr->rbp_global = false;
+			}
+			if (x.op == FO_POP && x.dst == X86_RBP)
+				popped = true;
 		}
 		while (k < ne && e[k] <= pc)
 			k++;
 		if (pc < stop)
 			pc = stop;
 	}
-	/* A pop before the push of rsp was seen is caught here. */
-	if (pushes_rsp)
-		*rbp = false;
+	if (popped)
+		fr->rbp_global = false;
 }
 
-/* The stretch of code around pc, checked once per scan. */
+/* The stretch of code around pc, checked once per scan.  Stretches are
+ * found by their bounds: a stretch decoded for another pc may hold this
+ * one without being the one that frame_bounds() gives it. */
 static const struct frame *frame_at(struct flow *f, uint64_t pc)
 {
 	const struct frame *fr = f->frames.p;
 	struct frame *n;
 	uint64_t lo, hi;
 
-	for (size_t i = f->frames.n; i--;)
-		if (pc >= fr[i].start && pc < fr[i].end)
-			return &fr[i];
 	frame_bounds(f, pc, &lo, &hi);
+	for (size_t i = f->frames.n; i--;)
+		if (fr[i].start == lo && fr[i].end == hi)
+			return &fr[i];
 	if (!(n = vec_push(&f->frames))) {
 		f->rc = scan_fail(f->s, XOM_SCAN_ENOMEM, "out of memory");
 		return NULL;
 	}
 	*n = (struct frame){ .start = lo, .end = hi };
 	if (lo < hi)
-		frame_check(f, lo, hi, &n->ok, &n->rbp_global);
+		frame_check(f, lo, hi, n);
 	return n;
 }
 
@@ -192,16 +223,21 @@ static bool frame_ok(struct flow *f, uint64_t pc)
 }
 
 /* Whether a store through rbp at pc is a store into memory, as one through
- * rbx would be, and not a spill into this function's frame: nothing in the
- * function copies rsp, so no register can point into its frame; or, in a
- * function whose extent CFI or a symbol gives, rbp is only ever set to a
- * global's address (lea x(%rip), %rbp) or popped back (the CPU-dispatch
- * setup of FFmpeg and xvidcore, which fill global tables through rbp). */
+ * rbx would be, and not a spill into a frame.  Only in a function whose
+ * extent CFI or a symbol gives, which assigns rbp itself (a stretch that
+ * never does may be storing through its caller's frame pointer), and in
+ * which either nothing copies rsp, so that nothing it assigns can point
+ * into its frame, or rbp is only ever a global's address (lea x(%rip),
+ * %rbp), or the caller's value popped back in the epilogue: the CPU-
+ * dispatch setup of FFmpeg and xvidcore, which fill tables through rbp. */
 bool flow_stack_closed(struct flow *f, uint64_t pc)
 {
-	const struct frame *n = frame_at(f, pc);
+	const struct frame *n;
 
-	return n && (n->ok || (n->rbp_global && scan_inside_function(f->s, pc)));
+	if (!scan_inside_function(f->s, pc))
+		return false;
+	n = frame_at(f, pc);
+	return n && n->rbp_set && (n->ok || n->rbp_global);
 }
 
 /* ---- the slots ------------------------------------------------------------ */

@@ -147,16 +147,15 @@ bool flow_in_plt(const struct flow *f, uint64_t a)
 	return false;
 }
 
-/* Whether the PLT entry at a jumps through the GOT slot of a function that
- * does not return (elf.c lists those): then nothing follows the call. */
-bool flow_plt_noreturn(struct flow *f, uint64_t a)
+/* The GOT slot that the PLT entry at a jumps through. */
+static bool plt_slot(struct flow *f, uint64_t a, uint64_t *slot)
 {
 	const struct xom_segment *g = exec_seg_at(f->s, a);
 	const uint8_t *code;
 	size_t left;
 	uint64_t pc = a;
 
-	if (!f->s->noreturn_got.n || !g || a - g->vaddr >= g->filesz)
+	if (!g || a - g->vaddr >= g->filesz)
 		return false;
 	code = f->s->img + g->offset + (a - g->vaddr);
 	left = g->filesz - (a - g->vaddr) < 16 ? (size_t)(g->filesz - (a - g->vaddr)) : 16;
@@ -165,12 +164,34 @@ bool flow_plt_noreturn(struct flow *f, uint64_t a)
 		const cs_x86 *x = &f->in->detail->x86;
 		if (f->in->id != X86_INS_JMP)
 			continue;
-		return x->op_count == 1 && x->operands[0].type == X86_OP_MEM &&
-		       x->operands[0].mem.base == X86_REG_RIP &&
-		       sorted_has_u64(f->s->noreturn_got.p, f->s->noreturn_got.n,
-		                      pc + (uint64_t)x->operands[0].mem.disp);
+		if (x->op_count != 1 || x->operands[0].type != X86_OP_MEM ||
+		    x->operands[0].mem.base != X86_REG_RIP)
+			return false;
+		*slot = pc + (uint64_t)x->operands[0].mem.disp;
+		return true;
 	}
 	return false;
+}
+
+/* Whether the PLT entry at a jumps through the GOT slot of a function that
+ * does not return (elf.c lists those): then nothing follows the call. */
+bool flow_plt_noreturn(struct flow *f, uint64_t a)
+{
+	uint64_t slot;
+
+	return f->s->noreturn_got.n && plt_slot(f, a, &slot) &&
+	       sorted_has_u64(f->s->noreturn_got.p, f->s->noreturn_got.n, slot);
+}
+
+/* Whether the PLT entry at a reaches a function that this file does not
+ * define (elf.c lists those slots): another object's, which keeps to the
+ * ABI. */
+bool flow_plt_extern(struct flow *f, uint64_t a)
+{
+	uint64_t slot;
+
+	return f->s->extern_got.n && plt_slot(f, a, &slot) &&
+	       sorted_has_u64(f->s->extern_got.p, f->s->extern_got.n, slot);
 }
 
 /* Whether an instruction of the sweep that ends at t is one after which a

@@ -67,6 +67,7 @@ static void scan_free(struct scan *s)
 	vec_free(&s->cands);
 	vec_free(&s->syms);
 	vec_free(&s->noreturn_got);
+	vec_free(&s->extern_got);
 	vec_free(&s->names);
 	free(s->starts);
 }
@@ -88,6 +89,7 @@ EXPORT int xom_scan_mem_threads(const void *buf, size_t len, unsigned nthreads,
 		.cands = { .size = sizeof(struct cand) },
 		.syms = { .size = sizeof(struct xom_sym) },
 		.noreturn_got = { .size = sizeof(uint64_t) },
+		.extern_got = { .size = sizeof(uint64_t) },
 		.names = { .size = 1 },
 		.nthreads = nthreads ? nthreads : 1,
 	};

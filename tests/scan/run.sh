@@ -482,6 +482,12 @@ idx_swap 0 xom
 idx_swap 1 xom
 idx_scaled 1 readable table
 idx_code 1 readable table
+plt_local 1 readable table
+rbp_caller 1 readable table
+rbp_popped 1 readable table
+rbp_nested 1 readable table
+rbp_detour 1 readable table
+rbp_nocfi 1 readable table
 long_walk 0 xom
 long_walk 1 xom
 long_walk 2 xom

@@ -1004,6 +1004,142 @@ vsib_cont:
 	end_item idx_code
 	cl_bytes .Lic
 
+/* 37. An exported function of this same file, reached through the PLT
+ *     like another object's, but hand-written to take its table in rax:
+ *     the PLT alone does not make a callee keep to the ABI. */
+	pad pad_pl
+	item plt_local
+	leaq	.Lpl(%rip), %rax
+	call	own_rax@PLT
+	ret
+	end_item plt_local
+	cl_bytes .Lpl
+	.globl	own_rax
+	item own_rax
+	movdqu	(%rax), %xmm0
+	ret
+	end_item own_rax
+
+/* 38. A helper that never assigns rbp spills the address through its
+ *     caller's frame pointer; the caller reloads it and reads: a table. */
+	pad pad_rc
+	item rbp_caller
+	leaq	.Lrc(%rip), %rax
+	movq	%rax, -8(%rbp)
+	xorl	%eax, %eax
+	ret
+	end_item rbp_caller
+	cl_bytes .Lrc
+	item rbp_caller_user
+	pushq	%rbp
+	.cfi_adjust_cfa_offset 8
+	movq	%rsp, %rbp
+	subq	$16, %rsp
+	call	rbp_caller
+	movq	-8(%rbp), %rcx
+	movl	(%rcx), %eax
+	leave
+	.cfi_adjust_cfa_offset -8
+	ret
+	end_item rbp_caller_user
+
+/* 38b. rbp given a stack address by a push of another register and a
+ *      pop, then the spill, reloaded and read: a table. */
+	pad pad_ro
+	item rbp_popped
+	pushq	%rbp
+	.cfi_adjust_cfa_offset 8
+	leaq	gtab(%rip), %rbp
+	subq	$16, %rsp
+	leaq	8(%rsp), %rcx
+	pushq	%rcx
+	popq	%rbp
+	leaq	.Lro(%rip), %rax
+	movq	%rax, (%rbp)
+	movq	(%rbp), %rdx
+	movl	(%rdx), %eax
+	addq	$16, %rsp
+	popq	%rbp
+	.cfi_adjust_cfa_offset -8
+	ret
+	end_item rbp_popped
+	cl_bytes .Lro
+
+/* 38c. A frame-pointer spill in a function that holds a sized local
+ *      symbol: the whole function is checked, prologue included. */
+	pad pad_fn_nest
+	item rbp_nested
+	pushq	%rbp
+	.cfi_adjust_cfa_offset 8
+	movq	%rsp, %rbp
+	subq	$16, %rsp
+	jmp	1f
+	.type	rbp_nested_inner, @function
+rbp_nested_inner:
+	pxor	%xmm0, %xmm0
+	ret
+	.size	rbp_nested_inner, . - rbp_nested_inner
+1:	call	rbp_nested_inner
+	leaq	.Lfnn(%rip), %rax
+	movq	%rax, -8(%rbp)
+	movq	-8(%rbp), %rcx
+	movl	(%rcx), %eax
+	movq	%rbp, %rsp
+	popq	%rbp
+	.cfi_adjust_cfa_offset -8
+	ret
+	end_item rbp_nested
+	cl_bytes .Lfnn
+
+/* 38d. The same spill, reached after a detour past the function's end
+ *      that makes the code between two entries be checked first: the
+ *      function's own extent must still be the one that decides. */
+	pad pad_fn_det
+	item rbp_detour
+	pushq	%rbp
+	.cfi_adjust_cfa_offset 8
+	movq	%rsp, %rbp
+	subq	$16, %rsp
+	.type	rbp_detour_alt, @function
+rbp_detour_alt:
+	leaq	.Lfnd(%rip), %rax
+	jmp	2f
+3:	movq	%rax, -8(%rbp)
+	movq	-8(%rbp), %rcx
+	movl	(%rcx), %eax
+	movq	%rbp, %rsp
+	popq	%rbp
+	.cfi_adjust_cfa_offset -8
+	ret
+	end_item rbp_detour
+2:	movq	%rax, -64(%rsp)
+	movq	%rcx, -64(%rsp)
+	jmp	3b
+	cl_bytes .Lfnd
+
+/* 38e. No CFI and no sizes, as NASM writes: a second entry between the
+ *      prologue and the spill.  A table. */
+	.p2align 12, 0xcc
+	.type	rbp_nocfi, @function
+rbp_nocfi:
+	pushq	%rbp
+	movq	%rsp, %rbp
+	subq	$16, %rsp
+	jmp	1f
+	.globl	rbp_nocfi_b
+	.type	rbp_nocfi_b, @function
+rbp_nocfi_b:
+	pushq	%rbp
+	movq	%rdi, %rbp
+1:	leaq	.Lrf(%rip), %rax
+	movq	%rax, -8(%rbp)
+	movq	-8(%rbp), %rcx
+	movl	(%rcx), %eax
+	movq	%rbp, %rsp
+	popq	%rbp
+	ret
+	cl_bytes .Lrf
+
 	pad pad_last
 
 	.section .rodata, "a"
