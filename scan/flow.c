@@ -15,10 +15,14 @@
  *   - a memory access through it whose address lies in an exec segment:
  *     data, from that address (a table, as before);
  *   - a memory access whose base plus displacement lies outside every exec
- *     segment: a read of .rodata or .data, nothing in the code is read;
+ *     segment: a read of .rodata or .data, nothing in the code is read
+ *     (the address may be the base or an unscaled index);
  *   - a jump or call through it: code;
- *   - a store of it into memory that is not the stack: a pointer, code only
- *     if the bytes there read as a function (flow_plausible());
+ *   - a store of it into memory that is not the stack (through rbp only
+ *     where flowstack.c shows rbp to be no frame pointer), a return of it
+ *     by the ABI, or its hand-over as the return address of an indirect
+ *     jump: a pointer, code only if the bytes there read as a function
+ *     (flow_plausible());
  *   - pushed or spilled to the stack: followed in the slot while
  *     flowstack.c can prove that nothing else reaches it, and then only a
  *     use that shows code (stored, jumped through) makes it code;
@@ -29,6 +33,8 @@
  *     existed.
  * A call with the register live is unknown even when the callee looks
  * harmless: memcpy(dst, table, n) is the case that must stay readable.
+ * Only rax and r11 may be live at a call to another object's function
+ * (abi_call()), which reads neither.
  *
  * Reads: the image, segs, entries, funcs, regions, cands, the
  * instruction-start bitmap.
