@@ -319,6 +319,28 @@ static bool is_noreturn(const char *name)
 	return false;
 }
 
+/*
+ * Functions of another object whose integer arguments are known from their
+ * name: C's and FFmpeg's allocators, which take sizes and counts (and
+ * free()'s pointer), so that an address left in a later argument register
+ * is not passed.  The name is what the dynamic linker binds by, and these
+ * names carry one prototype wherever they are defined.
+ */
+static unsigned known_args(const char *name)
+{
+	static const struct { const char *name; unsigned n; } fns[] = {
+		{ "malloc", 1 }, { "calloc", 2 }, { "realloc", 2 }, { "free", 1 },
+		{ "av_malloc", 1 }, { "av_mallocz", 1 }, { "av_calloc", 2 },
+		{ "av_malloc_array", 2 }, { "av_mallocz_array", 2 },
+		{ "av_realloc", 2 }, { "av_free", 1 }, { "av_freep", 1 },
+	};
+
+	for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+		if (!strcmp(name, fns[i].name))
+			return fns[i].n;
+	return 0;
+}
+
 /* The GOT slot of a JUMP_SLOT relocation: for a function that does not
  * return, a PLT entry that jumps through it ends a path in flow.c; for one
  * that this file does not define, the call reaches another object, which
@@ -341,12 +363,17 @@ static int note_jump_slot(struct scan *s, Elf *e, const struct section *sec,
 	if (syms->entsize != sizeof sym || k >= syms->size / sizeof sym)
 		return 0;
 	memcpy(&sym, s->img + syms->offset + k * sizeof sym, sizeof sym);
+	name = elf_strptr(e, syms->link, sym.st_name);
 	if (sym.st_shndx == SHN_UNDEF) {
+		/* The slot, and in its low 3 bits (a slot is 8-byte
+		 * aligned) how many arguments the name is known to take, 0
+		 * when it is not known. */
+		if (r->r_offset & 7)
+			return 0;
 		if (!(slot = vec_push(&s->extern_got)))
 			return scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
-		*slot = r->r_offset;
+		*slot = r->r_offset | (name ? known_args(name) : 0);
 	}
-	name = elf_strptr(e, syms->link, sym.st_name);
 	if (!name || !is_noreturn(name))
 		return 0;
 	if (!(slot = vec_push(&s->noreturn_got)))

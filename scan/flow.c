@@ -251,20 +251,29 @@ static void returned(struct flow *f, const struct st *st, bool jump, uint64_t ne
  * callee of another object (elf.c knows which slots those are; an exported
  * function of this file is reached through the PLT too): r11 is not read,
  * and of rax only al, the count of vector registers that a variadic callee
- * saves, which no address can be rebuilt from.  Both are clobbered.
+ * saves, which no address can be rebuilt from.  Both are clobbered, and so
+ * are the argument registers past those of a callee whose arguments elf.c
+ * knows (av_calloc(nmemb, size) does not read rdx).
  */
 static void abi_call(struct flow *f, struct path *p, uint64_t to, uint64_t next)
 {
+	/* rdi, rsi, rdx, rcx, r8, r9 */
+	static const uint8_t arg_reg[6] = { 7, 6, 2, 1, 8, 9 };
 	uint16_t ok = CALLEE_SAVED;
+	unsigned nargs;
 
-	if ((p->st.live & NOT_ARGS) && flow_plt_extern(f, to))
+	if ((p->st.live & (uint16_t)~CALLEE_SAVED) && flow_plt_extern(f, to, &nargs)) {
 		ok |= NOT_ARGS;
+		for (unsigned i = nargs; i < 6; i++)
+			ok |= bit(arg_reg[i]);
+	}
 	if (p->st.live & (uint16_t)~ok) {
 		unknown(f);
 		return;
 	}
-	kill(&p->st, X86_RAX);
-	kill(&p->st, X86_R11);
+	for (unsigned r = 0; r < 16; r++)
+		if (ok & ~CALLEE_SAVED & bit(r))
+			kill(&p->st, r);
 	flow_stack_abi_call(f, &p->st);
 	for (unsigned r = 0; r < 16; r++)
 		if (!(CALLEE_SAVED & bit(r)))

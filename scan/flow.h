@@ -222,7 +222,7 @@ const struct fin *flow_fin_at(struct flow *f, uint64_t pc);
 void flow_enter_region(struct flow *f, const struct cand *c);
 bool flow_in_plt(const struct flow *f, uint64_t a);
 bool flow_plt_noreturn(struct flow *f, uint64_t a);
-bool flow_plt_extern(struct flow *f, uint64_t a);
+bool flow_plt_extern(struct flow *f, uint64_t a, unsigned *nargs);
 bool flow_plausible(struct flow *f, uint64_t t);
 
 /* flowinsn.c */

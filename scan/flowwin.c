@@ -185,13 +185,22 @@ bool flow_plt_noreturn(struct flow *f, uint64_t a)
 
 /* Whether the PLT entry at a reaches a function that this file does not
  * define (elf.c lists those slots): another object's, which keeps to the
- * ABI. */
-bool flow_plt_extern(struct flow *f, uint64_t a)
+ * ABI.  *nargs: how many integer arguments it is known to take (elf.c
+ * knows a few allocators by name), 6 when that is not known. */
+bool flow_plt_extern(struct flow *f, uint64_t a, unsigned *nargs)
 {
+	const uint64_t *g = f->s->extern_got.p;
+	size_t n = f->s->extern_got.n, k;
 	uint64_t slot;
 
-	return f->s->extern_got.n && plt_slot(f, a, &slot) &&
-	       sorted_has_u64(f->s->extern_got.p, f->s->extern_got.n, slot);
+	if (!n || !plt_slot(f, a, &slot) || (slot & 7))
+		return false;
+	/* Sorted by slot: the argument count is in the low 3 bits. */
+	k = count_le(g, n, sizeof *g, slot | 7);
+	if (!k || (g[k - 1] & ~7ull) != slot)
+		return false;
+	*nargs = (g[k - 1] & 7) ? (unsigned)(g[k - 1] & 7) : 6;
+	return true;
 }
 
 /* Whether an instruction of the sweep that ends at t is one after which a

@@ -96,7 +96,8 @@ struct scan {
 	struct vec spans;       /* struct span: sorted by start */
 	struct vec syms;        /* struct xom_sym */
 	struct vec noreturn_got; /* uint64_t: GOT slots of abort, exit, ... */
-	struct vec extern_got;  /* uint64_t: GOT slots of functions defined elsewhere */
+	struct vec extern_got;  /* uint64_t: GOT slots of functions defined
+	                         * elsewhere, | their known argument count */
 	struct vec names;       /* char */
 
 	/* elf.c and ehframe.c, sorted by scan.c before disasm.c runs */

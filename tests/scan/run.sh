@@ -488,6 +488,10 @@ rbp_popped 1 readable table
 rbp_nested 1 readable table
 rbp_detour 1 readable table
 rbp_nocfi 1 readable table
+alloc_arg 0 xom
+alloc_arg 1 xom
+alloc_in_arg 1 readable table
+alloc_unknown 1 readable table
 long_walk 0 xom
 long_walk 1 xom
 long_walk 2 xom

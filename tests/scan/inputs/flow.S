@@ -1140,6 +1140,58 @@ rbp_nocfi_b:
 	ret
 	cl_bytes .Lrf
 
+/* 39. A function pointer stored, then left in rdx across calloc(n, size),
+ *     which takes two arguments: rdx does not reach it (swr_init calls
+ *     av_calloc so). */
+	pad pad_ca
+	item alloc_arg
+	pushq	%rbx
+	.cfi_adjust_cfa_offset 8
+	movq	%rdi, %rbx
+	leaq	.Lca(%rip), %rdx
+	movq	%rdx, 16(%rbx)
+	movl	$4, %esi
+	movl	$1, %edi
+	call	calloc@PLT
+	popq	%rbx
+	.cfi_adjust_cfa_offset -8
+	ret
+	end_item alloc_arg
+	.p2align 12, 0xcc
+.Lca:
+	movl	%edi, %eax
+	ret
+
+/* 39b. The same address as calloc's second argument: passed, a table. */
+	pad pad_cb
+	item alloc_in_arg
+	pushq	%rbx
+	.cfi_adjust_cfa_offset 8
+	leaq	.Lcb(%rip), %rsi
+	movq	%rsi, 16(%rdi)
+	movl	$1, %edi
+	call	calloc@PLT
+	popq	%rbx
+	.cfi_adjust_cfa_offset -8
+	ret
+	end_item alloc_in_arg
+	cl_bytes .Lcb
+
+/* 39c. The same store, then rdx at a call of a function whose arguments
+ *      are not known (memcpy takes three): a table. */
+	pad pad_cc
+	item alloc_unknown
+	pushq	%rbx
+	.cfi_adjust_cfa_offset 8
+	leaq	.Lcc(%rip), %rdx
+	movq	%rdx, 16(%rdi)
+	call	memcpy@PLT
+	popq	%rbx
+	.cfi_adjust_cfa_offset -8
+	ret
+	end_item alloc_unknown
+	cl_bytes .Lcc
+
 	pad pad_last
 
 	.section .rodata, "a"
