@@ -33,8 +33,9 @@
  *     existed.
  * A call with the register live is unknown even when the callee looks
  * harmless: memcpy(dst, table, n) is the case that must stay readable.
- * Only rax and r11 may be live at a call to another object's function
- * (abi_call()), which reads neither.
+ * Only rax, r11 and the argument registers past those of a known
+ * allocator may be live at a call to another object's function
+ * (abi_call()), which reads none of them.
  *
  * Reads: the image, segs, entries, funcs, regions, cands, the
  * instruction-start bitmap.
@@ -271,13 +272,13 @@ static void abi_call(struct flow *f, struct path *p, uint64_t to, uint64_t next)
 		unknown(f);
 		return;
 	}
-	for (unsigned r = 0; r < 16; r++)
-		if (ok & ~CALLEE_SAVED & bit(r))
-			kill(&p->st, r);
 	flow_stack_abi_call(f, &p->st);
+	/* The callee clobbers the rest: what they held is gone. */
 	for (unsigned r = 0; r < 16; r++)
-		if (!(CALLEE_SAVED & bit(r)))
+		if (!(CALLEE_SAVED & bit(r))) {
+			kill(&p->st, r);
 			p->st.cst &= (uint16_t)~bit(r), p->st.cval[r] = 0;
+		}
 	go(f, p, next);
 }
 
