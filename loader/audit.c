@@ -64,7 +64,6 @@ XOM_EXPORT unsigned int la_version(unsigned int version)
 {
 	if (version < 1)
 		return 0;
-	xom_prefault();
 	/* dl_iterate_phdr, called from here, walks this module's namespace:
 	 * the module, its libc and the dynamic linker. */
 	if (xom_start("audit")) {

@@ -39,7 +39,7 @@
  * link map, there for the life of the process), and, only when that is
  * relative, the directory it was relative to at start-up. */
 static const char *lib_path;
-static char lib_cwd[XOM_PATH_MAX];
+static char lib_cwd[XOM_PATH_MAX] XOM_COLD;
 
 /*
  * What one run needs, mapped for it and unmapped after: the tables and
@@ -57,18 +57,32 @@ struct scratch {
 static struct scratch *sc;
 #define helper (sc->helper)
 
+/* This library's link map: the one whose load address is our ELF header.
+ * (Not dladdr, which also searches the symbol table, in code of libc's
+ * that a start would otherwise not touch.) */
+static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	extern const char __ehdr_start[] __attribute__((visibility("hidden")));
+
+	(void)size;
+	if (info->dlpi_addr != (uintptr_t)__ehdr_start || !info->dlpi_name
+	    || !info->dlpi_name[0])
+		return 0;
+	*(const char **)arg = info->dlpi_name;
+	return 1;
+}
+
 void xom_helper_locate(void)
 {
-	Dl_info info;
+	const char *name = NULL;
 
-	if (!dladdr((void *)xom_helper_locate, &info) || !info.dli_fname)
+	if (!dl_iterate_phdr(find_self, &name) || !name)
 		return;
 	/* The dynamic linker keeps a relative LD_PRELOAD path as given: it is
 	 * resolved against the directory it was given in, now. */
-	if (info.dli_fname[0] != '/'
-	    && SYS_FAILED(x_getcwd(lib_cwd, sizeof(lib_cwd))))
+	if (name[0] != '/' && SYS_FAILED(x_getcwd(lib_cwd, sizeof(lib_cwd))))
 		return;
-	lib_path = info.dli_fname;
+	lib_path = name;
 }
 
 /* The helper's absolute path, beside this library. */

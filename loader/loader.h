@@ -35,6 +35,18 @@
 #define XOM_PAGE 4096ul
 #define XOM_PATH_MAX 4096
 #define XOM_EXPORT __attribute__((visibility("default")))
+/*
+ * Every first touch of a page is a page fault, and on a machine whose
+ * faults are dear (a guest that shadows its page tables: 5-10 us each)
+ * the pages a warm start writes are most of what xom costs it.  So the
+ * runtime's small variables share one page: .bss, which starts in the page
+ * of .data that the dynamic linker has written already.  Its tables, which
+ * most starts write only the first slots of, or none, are XOM_COLD: the
+ * linker places .lbss after all of .bss, in the same segment.  objects.o is
+ * linked first, so that the object table's first slots come right after
+ * the small variables.  A table here must be zero-initialised.
+ */
+#define XOM_COLD __attribute__((section(".lbss")))
 #define XOM_REFUSED_STATUS 126          /* see xom_loader.h */
 
 /* ---- start.c ----------------------------------------------------------- */
@@ -43,9 +55,10 @@ extern int xom_active;                  /* 1 once start-up succeeded */
 extern int xom_started;                 /* 1 once the first batch is done */
 extern int xom_secure;                  /* AT_SECURE: the caller is not trusted */
 extern unsigned xom_euid;               /* the effective user ID at start-up */
-/* Writes in one system call the pages of .bss that every start uses
- * (see hotend.c); the doors call it first thing. */
-void xom_prefault(void);
+/* Has the kernel supply, in one system call, the pages of [p, p + len)
+ * that are about to be written, when there are enough of them: one call
+ * for many pages costs less than a fault for each (start.c). */
+void xom_populate(const void *p, size_t len);
 /* Says why and exits XOM_REFUSED_STATUS (require=1). */
 __attribute__((noreturn)) void xom_refuse(const char *why);
 
@@ -138,6 +151,8 @@ struct xom_object *xom_object_find(uintptr_t bias, uintptr_t lo);
 /* The same object found by its program headers' address, without its span. */
 struct xom_object *xom_object_find_ph(uintptr_t bias, const void *ph);
 void xom_object_remember(const struct xom_object *o);
+/* About n objects are about to be remembered: populates their slots. */
+void xom_objects_reserve(size_t n);
 /* Calls fn for every live object; fn may forget it. */
 void xom_objects_each(void (*fn)(struct xom_object *o, void *arg), void *arg);
 void xom_object_forget(struct xom_object *o);
@@ -187,6 +202,12 @@ void xom_helper_release(void *mem, size_t len);
 /* ---- protect.c: the batch's second and third passes ---------------------- */
 /* Drops a batch that a dead thread left half done (object). */
 void xom_batch_abandon(void);
+/* About n objects are about to arrive: populates what the batch and the
+ * object table will write for them (object). */
+void xom_batch_reserve(size_t n);
+/* The batch table's room after the arrivals of pass 1, where pass 2 may
+ * keep what it reads for them until the batch ends; *cap its size. */
+void *xom_batch_spare(size_t *cap);
 /* Pass 3 for one object that dl_iterate_phdr lists (called from walk). */
 int xom_batch_apply(const char *name, uintptr_t bias, const ElfW(Phdr) *ph,
                     int phnum);

@@ -5,15 +5,13 @@
 # neither library links Capstone or libelf.
 
 PLAN_FORMAT_OBJ := $(B)/loader/plan/format.o
-# A door links RUNTIME_SMALL, its own object, then RUNTIME_BIG: the files
-# with big tables come last, so that the small variables that every
-# process start writes share a few pages (each first touch is a page
-# fault).
-RUNTIME_SMALL := $(addprefix $(B)/loader/,start.o settings.o options.o say.o pkey.o \
-	elfmem.o store.o sync.o apply.o fault.o calls.o str.o helper.o) \
-	$(PLAN_FORMAT_OBJ)
-RUNTIME_BIG := $(addprefix $(B)/loader/,hotend.o objects.o protect.o profile.o storeread.o)
-RUNTIME_OBJ := $(RUNTIME_SMALL) $(RUNTIME_BIG)
+# A door links the runtime's objects, then its own.  objects.o comes
+# first: the runtime's small variables share a page, and its tables lie
+# after them in .lbss (XOM_COLD in loader.h), the object table's first
+# slots first.
+RUNTIME_OBJ := $(addprefix $(B)/loader/,objects.o start.o settings.o options.o say.o \
+	pkey.o elfmem.o store.o sync.o apply.o fault.o calls.o str.o helper.o \
+	protect.o profile.o storeread.o) $(PLAN_FORMAT_OBJ)
 # str.c defines memcpy and friends: the compiler must not turn its loops
 # back into calls to them.
 $(B)/loader/str.o: CFLAGS += -fno-builtin -fno-tree-loop-distribute-patterns
@@ -25,7 +23,7 @@ ALL += $(B)/libxom-audit.so $(B)/xom-plan
 
 # Exports la_* and xom_audit_api only.
 $(B)/libxom-audit.so: $(RUNTIME_OBJ) $(B)/loader/audit.o loader/audit.map
-	$(CC) -o $@ $(RUNTIME_SMALL) $(B)/loader/audit.o $(RUNTIME_BIG) $(XLDFLAGS) \
+	$(CC) -o $@ $(RUNTIME_OBJ) $(B)/loader/audit.o $(XLDFLAGS) \
 		$(RUNTIME_LDFLAGS) -Wl,--version-script=loader/audit.map
 
 # The helper is found by the runtime next to its own library.  It is
@@ -62,8 +60,8 @@ $(B)/loader/storeread-tiny.o: loader/storeread.c | $(B)/.deps-build
 	$(CC) $(CFLAGS) $(XCFLAGS) -DXOM_READ_BYTES=512 -c -o $@ $<
 $(RT_BIN)/libxom-tiny.so: $(RUNTIME_OBJ) $(B)/loader/storeread-tiny.o $(B)/preload/preload.o preload/preload.map
 	@mkdir -p $(@D)
-	$(CC) -o $@ $(RUNTIME_SMALL) $(B)/preload/preload.o \
-		$(filter-out $(B)/loader/storeread.o,$(RUNTIME_BIG)) $(B)/loader/storeread-tiny.o $(XLDFLAGS) \
+	$(CC) -o $@ $(filter-out $(B)/loader/storeread.o,$(RUNTIME_OBJ)) \
+		$(B)/loader/storeread-tiny.o $(B)/preload/preload.o $(XLDFLAGS) \
 		$(RUNTIME_LDFLAGS) -Wl,--version-script=preload/preload.map
 
 # A program that starts with more objects than a small batch has (ten

@@ -18,7 +18,7 @@
 #define MAX_OBJS 1024
 #define HASH_SLOTS 2048                 /* a power of two, > 2 * MAX_OBJS */
 
-static struct xom_object objs[MAX_OBJS];
+static struct xom_object objs[MAX_OBJS] XOM_COLD;
 /* Slots in use are all below this mark, so that a scan touches only the
  * pages of the slots that were used: the table is big, and touching all of
  * it would cost every process start many page faults. */
@@ -125,6 +125,15 @@ void xom_forget_range(uintptr_t start, uintptr_t end)
 		if (o->live && o->lo < end && start < o->hi)
 			xom_object_forget(o);
 	}
+}
+
+void xom_objects_reserve(size_t n)
+{
+	size_t from = (size_t)nobjs;
+
+	if (from < MAX_OBJS && n > 1)
+		xom_populate(&objs[from], (n < MAX_OBJS - from ? n : MAX_OBJS - from)
+		             * sizeof(objs[0]));
 }
 
 void xom_object_remember(const struct xom_object *src)

@@ -42,7 +42,7 @@ struct source {
 	char name[XOM_PATH_MAX];
 	int stale_said;                 /* a program section was stale */
 };
-static struct source src[MAX_SOURCES];
+static struct source src[MAX_SOURCES] XOM_COLD;
 static int nsrc;
 
 /* The main program, as the profiles name it; set once, by the batch that
@@ -116,9 +116,24 @@ static long map_source(const char *path, long owner, int shared)
 	return 0;
 }
 
+/* dir + "/" + name into path (which may be dir); 0, or -1 if too long. */
+static int join(char *path, size_t cap, const char *dir, const char *name)
+{
+	size_t n = strlen(dir), m = strlen(name);
+
+	if (n + 1 + m >= cap)
+		return -1;
+	memmove(path, dir, n);
+	path[n] = '/';
+	memcpy(path + n + 1, name, m + 1);
+	return 0;
+}
+
 void xom_profile_open(void)
 {
-	char dir[XOM_PATH_MAX], path[XOM_PATH_MAX];
+	/* One buffer for each folder and then its file: every stack page the
+	 * warm path reaches is a page fault. */
+	char path[XOM_PATH_MAX];
 
 	if (nsrc)
 		return;
@@ -127,12 +142,12 @@ void xom_profile_open(void)
 	if (!main_file[0] || (xom_opt.profiles && !strcmp(xom_opt.profiles, "off")))
 		return;
 	if (!folder_none[0] && !xom_secure
-	    && xom_profile_dir(&xom_opt, dir, sizeof(dir)) == XOM_CACHE_DIR
-	    && xom_fmt(path, sizeof(path), "%s/%s", dir, main_file) < sizeof(path) - 1)
+	    && xom_profile_dir(&xom_opt, path, sizeof(path)) == XOM_CACHE_DIR
+	    && join(path, sizeof(path), path, main_file) == 0)
 		folder_none[0] = map_source(path, (long)xom_euid, 0) == -ENOENT;
-	if (!folder_none[1] && xom_store_dir(XOM_STORE_SYSTEM, dir, sizeof(dir))
-	    && xom_fmt(path, sizeof(path), "%s/" XOM_PROFILES_SUBDIR "/%s", dir,
-	               main_file) < sizeof(path) - 1)
+	if (!folder_none[1] && xom_store_dir(XOM_STORE_SYSTEM, path, sizeof(path))
+	    && join(path, sizeof(path), path, XOM_PROFILES_SUBDIR) == 0
+	    && join(path, sizeof(path), path, main_file) == 0)
 		folder_none[1] = map_source(path, 0, 1) == -ENOENT;
 }
 
@@ -241,7 +256,7 @@ static int same(const char *a, size_t n, const char *b)
 
 /* The last lookup's pages: a list of readable code pages, wiped by
  * xom_profile_forget as soon as they are applied. */
-static uint64_t keep[MAX_PROFILE_PAGES];
+static uint64_t keep[MAX_PROFILE_PAGES] XOM_COLD;
 static size_t nkeep;
 
 static void say_stale(const struct source *s, const char *what, const char *path,

@@ -47,13 +47,14 @@ struct arrival {
 	int outcome;
 };
 
-/* The counts and the first arrivals share a page: a small batch touches
- * one page, and its first touch is the write of nbatch (one fault, not a
+/* The counts, the arrivals and, after them, the plans that pass 2 reads
+ * (xom_batch_spare) are contiguous: a small batch touches one or two
+ * pages, and its first touch is the write of nbatch (one fault, not a
  * read fault and then a write fault). */
 static struct {
 	size_t n, dropped;
 	struct arrival a[MAX_BATCH];
-} b_ __attribute__((aligned(4096)));
+} b_ XOM_COLD;
 #define nbatch b_.n
 #define dropped b_.dropped
 #define batch b_.a
@@ -126,6 +127,26 @@ void xom_batch_add(const char *name, uintptr_t bias, const ElfW(Phdr) *ph,
 	xom_elf_build_id(bias, ph, phnum, &a->key);
 }
 
+void *xom_batch_spare(size_t *cap)
+{
+	size_t n = nbatch < MAX_BATCH ? nbatch : MAX_BATCH;
+	char *p = (char *)&batch[n];
+
+	*cap = (size_t)((char *)(&b_ + 1) - p);
+	return p;
+}
+
+/* Between batches the batch is empty: its counts and the first n
+ * arrivals are what pass 1 writes.  (Reading nbatch first would map the
+ * zero page, and the write after it fault again.) */
+void xom_batch_reserve(size_t n)
+{
+	if (n > 1)
+		xom_populate(&b_, offsetof(__typeof__(b_), a)
+		             + (n < MAX_BATCH ? n : MAX_BATCH) * sizeof(batch[0]));
+	xom_objects_reserve(n);
+}
+
 /* ---- pass 2 ------------------------------------------------------------ */
 
 /* The main program's file.  Not AT_EXECFN, which for a #! script names
@@ -135,7 +156,7 @@ void xom_batch_add(const char *name, uintptr_t bias, const ElfW(Phdr) *ph,
  * whose build-id is the mapped one's is the right one. */
 static const char *main_path(const struct xom_plan_key *mapped)
 {
-	static char exe[PATH_MAX];
+	static char exe[PATH_MAX] XOM_COLD;
 	struct xom_plan_key k;
 
 	if (!exe[0]) {
@@ -228,10 +249,10 @@ static void say_scanning(size_t k, unsigned long bytes)
 /* One helper run for every object no store had. */
 static void plan_misses(void **mem, size_t *len)
 {
-	static const char *paths[MAX_BATCH];
-	static const struct xom_plan_head *plans[MAX_BATCH];
-	static const char *whys[MAX_BATCH];
-	static size_t slot[MAX_BATCH];
+	static const char *paths[MAX_BATCH] XOM_COLD;
+	static const struct xom_plan_head *plans[MAX_BATCH] XOM_COLD;
+	static const char *whys[MAX_BATCH] XOM_COLD;
+	static size_t slot[MAX_BATCH] XOM_COLD;
 	size_t k = 0;
 	unsigned long bytes = 0;
 
@@ -265,7 +286,7 @@ static void plan_misses(void **mem, size_t *len)
  * up among them, so a batch of k arrivals with n objects known costs
  * O((n + k) log k), not n * k.
  */
-static uint16_t by_lo[MAX_BATCH];
+static uint16_t by_lo[MAX_BATCH] XOM_COLD;
 
 static int lo_before(size_t x, size_t y)
 {
@@ -422,7 +443,7 @@ static int end_batch(void)
 		return 0;
 	if (xom_started)
 		return -1;
-	static char why[400];
+	static char why[400] XOM_COLD;
 	xom_fmt(why, sizeof(why), "%s cannot be protected",
 	        first[0] ? first : "an object");
 	xom_refuse(why);

@@ -29,7 +29,10 @@
 #define CONF_PATH "/etc/xom.conf"
 #define CONF_MAX (1u << 20)
 
-static char env_buf[4096];      /* XOM_OPTIONS, copied: options point in */
+/* XOM_OPTIONS, copied: options point in.  A short text (most are) goes
+ * among the small variables, a long one in a page of its own. */
+static char env_short[256];
+static char env_long[4096] XOM_COLD;
 static char *conf;              /* /etc/xom.conf, mapped: options point in */
 
 /* The file behind fd is root's and writable by root alone, and so is its
@@ -95,23 +98,34 @@ static const char *program(char *buf, size_t cap)
 	return buf;
 }
 
-/* Applies the matching lines of /etc/xom.conf.  Returns 0, or -1 with
- * why set when a matching line is invalid. */
-static int read_conf_options(struct xom_opts *o, int *require, char *why,
-                             size_t cap)
+/* Applies the lines of the text that match the program.  Not inlined:
+ * its buffers are on the stack only when there is a file, and every stack
+ * page that the warm path reaches is a page fault. */
+static __attribute__((noinline)) int apply_conf(size_t len, struct xom_opts *o,
+                                                int *require, char *why,
+                                                size_t cap)
 {
 	char prog[XOM_PATH_MAX], err[512];
-	size_t len;
 	unsigned line;
 
-	if (!(conf = read_conf(&len)))
-		return 0;
 	if (xom_conf_apply(conf, len, program(prog, sizeof(prog)), o, require,
 	                   &line, err, sizeof(err)) != 0) {
 		xom_fmt(why, cap, CONF_PATH ", line %u: %s", line, err);
 		return -1;
 	}
 	return 0;
+}
+
+/* Applies the matching lines of /etc/xom.conf.  Returns 0, or -1 with
+ * why set when a matching line is invalid. */
+static int read_conf_options(struct xom_opts *o, int *require, char *why,
+                             size_t cap)
+{
+	size_t len;
+
+	if (!(conf = read_conf(&len)))
+		return 0;
+	return apply_conf(len, o, require, why, cap);
 }
 
 static int open_log(char *why, size_t cap)
@@ -137,8 +151,11 @@ int xom_settings_read(int *require, char *why, size_t cap)
 
 	xom_options_defaults(&xom_opt);
 	xom_options_defaults(&env);
-	int env_bad = xom_options_apply(getenv("XOM_OPTIONS"), &env, env_buf,
-	                                sizeof(env_buf), require, err,
+	const char *text = getenv("XOM_OPTIONS");
+	char *env_buf = text && strlen(text) >= sizeof(env_short) ? env_long : env_short;
+	size_t env_cap = env_buf == env_long ? sizeof(env_long) : sizeof(env_short);
+	int env_bad = xom_options_apply(text, &env, env_buf,
+	                                env_cap, require, err,
 	                                sizeof(err));
 	/* The environment's notice policy counts from the first line, the
 	 * configuration file's own included. */

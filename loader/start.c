@@ -35,20 +35,13 @@ const char *xom_store_dir(int i, char *buf, size_t cap)
 	return xom_dir_path(&store_dirs, i, buf, cap);
 }
 
-/* Populates the pages from the start of .bss to xom_hot_end (hotend.c),
- * and one page more, in one call: objects.o is linked right after
- * hotend.o, and that page holds the end of its hash, its counts and the
- * table's first slots, which every start writes too.  Kernels before 5.14
- * do not know MADV_POPULATE_WRITE: then the pages fault in one by one, as
- * they would anyway. */
-void xom_prefault(void)
+void xom_populate(const void *p, size_t len)
 {
-	extern char __bss_start[] __attribute__((visibility("hidden")));
-	extern char xom_hot_end[] __attribute__((visibility("hidden")));
-	uintptr_t lo = (uintptr_t)__bss_start & ~(XOM_PAGE - 1);
-	uintptr_t hi = ((uintptr_t)xom_hot_end + 2 * XOM_PAGE) & ~(XOM_PAGE - 1);
+	uintptr_t lo = (uintptr_t)p & ~(XOM_PAGE - 1);
+	uintptr_t hi = ((uintptr_t)p + len + XOM_PAGE - 1) & ~(XOM_PAGE - 1);
 
-	if (hi > lo && hi - lo <= 16 * XOM_PAGE)
+	/* A system call costs about what two faults save. */
+	if (hi - lo >= 3 * XOM_PAGE)
 		sys3(SYS_madvise, (long)lo, (long)(hi - lo), 23 /* MADV_POPULATE_WRITE */);
 }
 

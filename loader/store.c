@@ -79,9 +79,10 @@ static int head_read(int fd, int i, const struct stat *st, struct xom_store_head
  * is set, keeps its descriptor to read from; 0, or -1 with nothing kept. */
 static int map_store(struct xom_store *s, int i, int read)
 {
-	/* Not on the stack: every stack page the warm path reaches is a page
-	 * fault, and this one lies among the variables start-up populates. */
-	static char path[XOM_PATH_MAX];
+	/* On the stack, where the profile lookup's path lies later in the same
+	 * batch: every page the warm path reaches is a page fault, and a stack
+	 * page is one the next buffer can use again. */
+	char path[XOM_PATH_MAX];
 	struct stat st;
 	const char *why = NULL;
 	int system = i == XOM_STORE_SYSTEM;

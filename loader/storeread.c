@@ -2,16 +2,13 @@
  * storeread.c - a small batch's plans, read from a store's index with
  * pread instead of mapping it (store.c opens the index and decides).
  *
- * Phase: object.  The plans read go into buf, which the batch's end wipes
- * (xom_store_read_wipe), so that none outlives the batch, as none of a
- * mapped index does.  A plan is a few hundred bytes (736 for libavcodec),
- * so buf holds the plans of any small batch; one that does not fit maps
- * the index after all.  The tests build a runtime whose buf is too small
- * for that (XOM_READ_BYTES).
- *
- * This is a file of its own for the place of buf: the doors link it among
- * the files with big tables, after hotend.c, so that the 32 KB that most
- * processes never write stay out of what every start populates.
+ * Phase: object.  The plans read go into the batch's table, after its
+ * arrivals (xom_batch_spare), so that a small batch writes one page for
+ * both; the batch's end wipes them (xom_store_read_wipe), so that none
+ * outlives the batch, as none of a mapped index does.  A plan is a few
+ * hundred bytes (736 for libavcodec), and up to XOM_READ_BYTES of them are
+ * read; a batch whose plans do not fit maps the index after all.  The
+ * tests build a runtime with room for less than that (XOM_READ_BYTES).
  */
 #include <sys/mman.h>
 
@@ -21,8 +18,8 @@
 #ifndef XOM_READ_BYTES
 #define XOM_READ_BYTES (32u << 10)
 #endif
-static uint64_t buf[XOM_READ_BYTES / 8];
-static size_t used, touched;            /* bytes kept; bytes ever written */
+static char *buf;                       /* this batch's room, or NULL */
+static size_t room, used, touched;      /* its size; bytes kept; bytes written */
 
 /* Maps a store that was being read: its plans outgrew buf.  Those read
  * so far stay where they are until the batch ends. */
@@ -61,9 +58,13 @@ const struct xom_plan_head *xom_store_read_find(struct xom_store *s,
 			return NULL;
 		if (sl->hash != hash || !xom_store_slot_ok(sl, s->len))
 			continue;
-		if (sl->len > sizeof(buf) - used)
+		if (!buf) {
+			buf = xom_batch_spare(&room);
+			room = room < XOM_READ_BYTES ? room : XOM_READ_BYTES;
+		}
+		if (sl->len > room - used)
 			return map_instead(s, k);
-		char *at_buf = (char *)buf + used;
+		char *at_buf = buf + used;
 		long got = x_pread(s->fd, at_buf, sl->len, (long)sl->off);
 		if (got > 0 && used + (size_t)got > touched)
 			touched = used + (size_t)got;
@@ -80,6 +81,8 @@ const struct xom_plan_head *xom_store_read_find(struct xom_store *s,
 
 void xom_store_read_wipe(void)
 {
-	memset(buf, 0, touched);
-	used = touched = 0;
+	if (buf)
+		memset(buf, 0, touched);
+	buf = NULL;
+	room = used = touched = 0;
 }

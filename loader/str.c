@@ -3,8 +3,11 @@
  * here, hidden, so that the libraries import none of them from libc: each
  * import is a symbol lookup at every process start, and the compiler calls
  * memcpy and memset by itself.  Simple loops: the runtime's strings are
- * paths and its copies small.  Async-signal-safe.
+ * paths and its copies small.  Async-signal-safe, but for getenv, which
+ * reads the environment as libc's does.
  */
+#include <stdlib.h>
+
 #include "sys.h"
 
 void *memcpy(void *d, const void *s, size_t n)
@@ -111,4 +114,19 @@ size_t strcspn(const char *s, const char *reject)
 	while (*p && !strchr(reject, *p))
 		p++;
 	return (size_t)(p - s);
+}
+
+/* As libc's: a scan of the environment, which libc's does without a lock
+ * too.  Defined here for the reason above, and one more: libc's lies on a
+ * page of its code that few programs otherwise run, and a first touch of
+ * it is a page fault at every start. */
+char *getenv(const char *name)
+{
+	extern char **environ;
+	size_t n = strlen(name);
+
+	for (char **e = environ; e && *e; e++)
+		if (!strncmp(*e, name, n) && (*e)[n] == '=')
+			return *e + n + 1;
+	return NULL;
 }

@@ -119,6 +119,8 @@ int xom_sync_objects(void)
 	    && w.subs == __atomic_load_n(&last_subs, __ATOMIC_ACQUIRE))
 		return 0;
 	xom_enter();
+	/* At most this many objects are new: glibc counts every one added. */
+	xom_batch_reserve((size_t)(w.adds - last_adds));
 	generation++;
 	w.first = 1;
 	dl_iterate_phdr(collect, &w);

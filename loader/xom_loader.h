@@ -27,10 +27,8 @@
 #include <stdint.h>
 
 /* Start-up: reads XOM_OPTIONS and allocates the key.  who names the door
- * ("preload" or "audit").  Returns 1 when xom is active.  Before it, a
- * door calls xom_prefault, before it writes any variable of its own. */
+ * ("preload" or "audit").  Returns 1 when xom is active. */
 int xom_start(const char *who);
-void xom_prefault(void);
 
 /* flags for xom_batch_add */
 #define XOM_ADD_MAIN 4          /* the main program */

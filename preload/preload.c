@@ -67,7 +67,6 @@ static void add_namespace(void *h)
 
 __attribute__((constructor)) static void start_preload(void)
 {
-	xom_prefault();
 	const struct xom_audit_api *audit = xom_preload_link.audit;
 
 	xom_libc.sigaction = __sigaction;

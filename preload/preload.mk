@@ -5,5 +5,5 @@
 ALL += $(B)/libxom.so
 
 $(B)/libxom.so: $(RUNTIME_OBJ) $(B)/preload/preload.o preload/preload.map
-	$(CC) -o $@ $(RUNTIME_SMALL) $(B)/preload/preload.o $(RUNTIME_BIG) $(XLDFLAGS) \
+	$(CC) -o $@ $(RUNTIME_OBJ) $(B)/preload/preload.o $(XLDFLAGS) \
 		$(RUNTIME_LDFLAGS) -Wl,--version-script=preload/preload.map
