@@ -142,14 +142,15 @@ static void die_by_segv(void)
 static const struct xom_syms_head *map_syms(const struct xom_object *o,
                                             size_t *len)
 {
-	char path[XOM_PATH_MAX], buf[XOM_PATH_MAX];
+	char path[XOM_PATH_MAX], buf[XOM_PATH_MAX], key[XOM_KEY_NAME_MAX];
 	struct stat st;
 	const char *why;
 
-	for (int i = 0; i < XOM_NSTORES && o->key[0]; i++) {
+	xom_key_name(&o->key, key, sizeof(key));
+	for (int i = 0; i < XOM_NSTORES && o->key.kind && key[0]; i++) {
 		const char *dir = xom_store_dir(i, buf, sizeof(buf));
 		if (!dir || xom_fmt(path, sizeof(path), "%s/" XOM_STORE_SYMS "/%s", dir,
-		                    o->key) >= sizeof(path) - 1)
+		                    key) >= sizeof(path) - 1)
 			continue;
 		int fd = (int)x_open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
 		if (fd < 0)

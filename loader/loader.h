@@ -139,18 +139,22 @@ enum {
 struct xom_object {
 	int live;
 	uint8_t flags;
+	uint16_t path_room;             /* bytes at path this slot may reuse */
 	uint32_t seen;                  /* sync generation (objects.c) */
 	uintptr_t bias, lo, hi;         /* executable span in memory */
 	uintptr_t probe;                /* an execute-only address, or 0 */
 	const void *ph;                 /* its program headers (a key, never read) */
-	char key[XOM_KEY_NAME_MAX];     /* the plan's key, named */
-	char path[256];
+	const char *path;               /* in objects.c's names, never freed */
+	struct xom_plan_key key;        /* the plan's key (kind 0: none) */
 };
+/* The longest name kept of an object's path, NUL included. */
+#define XOM_NAME_MAX 256
 const struct xom_object *xom_object_at(uintptr_t addr);        /* [fault] */
 struct xom_object *xom_object_find(uintptr_t bias, uintptr_t lo);
 /* The same object found by its program headers' address, without its span. */
 struct xom_object *xom_object_find_ph(uintptr_t bias, const void *ph);
-void xom_object_remember(const struct xom_object *o);
+/* Remembers o, with a copy of path (cut to XOM_NAME_MAX - 1 bytes). */
+void xom_object_remember(const struct xom_object *o, const char *path);
 /* About n objects are about to be remembered: populates their slots. */
 void xom_objects_reserve(size_t n);
 /* Calls fn for every live object; fn may forget it. */

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sys/mman.h>
 
 #include "loader.h"
 #include "sys.h"
@@ -136,7 +137,58 @@ void xom_objects_reserve(size_t n)
 		             * sizeof(objs[0]));
 }
 
-void xom_object_remember(const struct xom_object *src)
+/*
+ * The objects' paths, one after the other: the first few among the small
+ * variables, the rest in pages mapped when needed.  None is ever freed,
+ * since the fault handler may be reading one; a slot used again writes its
+ * new path over its old one when it fits.
+ */
+#define NAMES_CHUNK (64u << 10)
+static char names_first[1024];
+static char *names_more;
+static size_t names_first_used, names_more_used;
+
+static char *names_take(size_t n)
+{
+	if (n <= sizeof(names_first) - names_first_used) {
+		names_first_used += n;
+		return names_first + names_first_used - n;
+	}
+	if (!names_more || n > NAMES_CHUNK - names_more_used) {
+		void *p = x_mmap(NULL, NAMES_CHUNK, PROT_READ | PROT_WRITE,
+		                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (X_MAP_FAILED(p))
+			return NULL;
+		names_more = p;
+		names_more_used = 0;
+	}
+	names_more_used += n;
+	return names_more + names_more_used - n;
+}
+
+/* Copies path for slot o, which is not live. */
+static void name_slot(struct xom_object *o, const char *path)
+{
+	size_t len = 0;
+
+	while (path[len] && len < XOM_NAME_MAX - 1)
+		len++;
+	char *dst = o->path && o->path_room > len ? (char *)o->path : NULL;
+	if (!dst) {
+		dst = names_take(len + 1);
+		if (!dst) {
+			o->path = "?";
+			o->path_room = 0;
+			return;
+		}
+		o->path_room = (uint16_t)(len + 1);
+	}
+	memcpy(dst, path, len);
+	dst[len] = 0;
+	o->path = dst;
+}
+
+void xom_object_remember(const struct xom_object *src, const char *path)
 {
 	for (int i = first_free; i < MAX_OBJS && i <= nobjs; i++) {
 		struct xom_object *o = &objs[i];
@@ -146,9 +198,13 @@ void xom_object_remember(const struct xom_object *src)
 		if (i < nobjs)
 			unhash(i);
 		/* The handler may be reading this slot: fill it while it is
-		 * not live, and publish it last. */
+		 * not live, and publish it last.  The path's room stays with
+		 * the slot. */
 		struct xom_object fill = *src;
 		fill.live = 0;
+		fill.path = o->path;
+		fill.path_room = o->path_room;
+		name_slot(&fill, path);
 		memcpy(o, &fill, sizeof(*o));
 		unsigned h = hash_map(o->bias);
 		while (by_map[h])
@@ -159,7 +215,7 @@ void xom_object_remember(const struct xom_object *src)
 			__atomic_store_n(&nobjs, i + 1, __ATOMIC_RELEASE);
 		return;
 	}
-	xom_notice("%s: too many objects loaded; xom cannot name its faults", src->path);
+	xom_notice("%s: too many objects loaded; xom cannot name its faults", path);
 }
 
 void xom_objects_each(void (*fn)(struct xom_object *o, void *arg), void *arg)

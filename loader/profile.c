@@ -332,10 +332,14 @@ void xom_profile_forget(void)
 
 /* ---- audit mode: appending what was read [fault] ---------------------- */
 
-/* The profile's name for an object: its build-id in hex, else its path. */
-static const char *profile_key(const struct xom_object *o)
+/* The profile's name for an object: its build-id in hex, else its path
+ * (buf holds the hex). */
+static const char *profile_key(const struct xom_object *o, char *buf, size_t cap)
 {
-	return o->flags & XOM_OBJ_BUILD_ID ? o->key : o->path;
+	if (!(o->flags & XOM_OBJ_BUILD_ID))
+		return o->path;
+	xom_key_name(&o->key, buf, cap);
+	return buf;
 }
 
 /* Copies s into line at *n, with every byte that could end or split a
@@ -350,7 +354,7 @@ static void put_clean(char *line, size_t cap, size_t *n, const char *s)
 void xom_profile_append(const struct xom_object *o, uint64_t page,
                         const char *verb, const char *what, const char *by)
 {
-	char line[1536];
+	char line[1536], key[XOM_KEY_NAME_MAX];
 	size_t n = 0, cap = sizeof(line) - 2;
 
 	if (!xom_opt.profile)
@@ -362,7 +366,7 @@ void xom_profile_append(const struct xom_object *o, uint64_t page,
 		put_clean(line, cap, &n, main_path);
 		line[n++] = '\n';
 	}
-	n += xom_fmt(line + n, cap - n, "%s 0x%lx ", profile_key(o),
+	n += xom_fmt(line + n, cap - n, "%s 0x%lx ", profile_key(o, key, sizeof(key)),
 	             (unsigned long)page);
 	put_clean(line, cap, &n, o->path);
 	/* The comment: why.  It runs to the end of the line, so '#' may stay;

@@ -32,32 +32,49 @@
 #include "xom_loader.h"
 
 #define MAX_BATCH 1024
+#define NAME_MAX_COPY 256               /* a name's bytes kept, NUL included */
 
+/* One arrival, then its name: records of their own length, one after the
+ * other, so that a batch writes the bytes it needs and no more (every
+ * page it touches costs a fault, and another when the process ends). */
 struct arrival {
-	char name[256];
 	uintptr_t bias, lo, hi;
 	const ElfW(Phdr) *ph;           /* pass 1 only, unless stable */
 	int phnum, flags;
 	struct xom_plan_key key;        /* the build-id, or (pass 2) identity */
-	char key_name[XOM_KEY_NAME_MAX];
 	const char *path;               /* for messages and the helper */
 	const struct xom_plan_head *plan;
 	const char *why;                /* the helper's reason, if no plan */
 	int done;                       /* remembered: nothing more to do */
 	int outcome;
+	uint32_t size;                  /* of this record */
+	char name[];                    /* the link map's name, maybe cut */
 };
+#define ARRIVAL_MAX (sizeof(struct arrival) + NAME_MAX_COPY)
 
 /* The counts, the arrivals and, after them, the plans that pass 2 reads
  * (xom_batch_spare) are contiguous: a small batch touches one or two
- * pages, and its first touch is the write of nbatch (one fault, not a
- * read fault and then a write fault). */
+ * pages, and its first touch is the write of used (one fault, not a read
+ * fault and then a write fault). */
 static struct {
-	size_t n, dropped;
-	struct arrival a[MAX_BATCH];
+	size_t used, n, dropped;
+	uint64_t bytes[MAX_BATCH * ARRIVAL_MAX / 8];
 } b_ XOM_COLD;
 #define nbatch b_.n
 #define dropped b_.dropped
-#define batch b_.a
+
+static struct arrival *arrival_at(size_t off)
+{
+	return off < b_.used ? (struct arrival *)((char *)b_.bytes + off) : NULL;
+}
+
+static struct arrival *next_arrival(const struct arrival *a)
+{
+	return arrival_at((size_t)((const char *)a - (const char *)b_.bytes) + a->size);
+}
+
+#define EACH_ARRIVAL(a) \
+	for (struct arrival *a = arrival_at(0); a; a = next_arrival(a))
 
 /* ---- pass 1 ------------------------------------------------------------ */
 
@@ -89,10 +106,8 @@ static void remember(const struct arrival *a, uintptr_t probe)
 	o.hi = a->hi;
 	o.probe = probe;
 	o.ph = a->ph;
-	if (a->key.kind)
-		memcpy(o.key, a->key_name, sizeof(o.key));
-	xom_copy_str(o.path, sizeof(o.path), a->path ? a->path : "?");
-	xom_object_remember(&o);
+	o.key = a->key;
+	xom_object_remember(&o, a->path ? a->path : "?");
 }
 
 void xom_batch_add(const char *name, uintptr_t bias, const ElfW(Phdr) *ph,
@@ -105,17 +120,23 @@ void xom_batch_add(const char *name, uintptr_t bias, const ElfW(Phdr) *ph,
 	xom_elf_exec_span(bias, ph, phnum, &lo, &hi);
 	if (lo >= hi)
 		return;         /* nothing executable: a pure data object */
+	size_t len = name ? strlen(name) : 0;
+	len = len < NAME_MAX_COPY - 1 ? len : NAME_MAX_COPY - 1;
+	size_t size = (sizeof(struct arrival) + len + 1 + 7) & ~(size_t)7;
 	/* An atomic add writes first: the page's first touch is one write
 	 * fault, not a read fault and then a write fault. */
-	size_t i = __atomic_fetch_add(&nbatch, 1, __ATOMIC_RELAXED);
-	if (i >= MAX_BATCH) {
-		nbatch--;
+	size_t off = __atomic_fetch_add(&b_.used, size, __ATOMIC_RELAXED);
+	if (nbatch >= MAX_BATCH || off + size > sizeof(b_.bytes)) {
+		b_.used = off;
 		dropped++;
 		return;
 	}
-	struct arrival *a = &batch[i];
+	nbatch++;
+	struct arrival *a = (struct arrival *)((char *)b_.bytes + off);
 	memset(a, 0, sizeof(*a));
-	xom_copy_str(a->name, sizeof(a->name), name ? name : "");
+	a->size = (uint32_t)size;
+	memcpy(a->name, name ? name : "", len);
+	a->name[len] = 0;
 	a->bias = bias;
 	a->lo = lo;
 	a->hi = hi;
@@ -129,11 +150,8 @@ void xom_batch_add(const char *name, uintptr_t bias, const ElfW(Phdr) *ph,
 
 void *xom_batch_spare(size_t *cap)
 {
-	size_t n = nbatch < MAX_BATCH ? nbatch : MAX_BATCH;
-	char *p = (char *)&batch[n];
-
-	*cap = (size_t)((char *)(&b_ + 1) - p);
-	return p;
+	*cap = sizeof(b_.bytes) - b_.used;
+	return (char *)b_.bytes + b_.used;
 }
 
 /* Between batches the batch is empty: its counts and the first n
@@ -141,9 +159,12 @@ void *xom_batch_spare(size_t *cap)
  * zero page, and the write after it fault again.) */
 void xom_batch_reserve(size_t n)
 {
+	/* A record is about this long: names are paths. */
+	size_t guess = sizeof(struct arrival) + 64;
+
 	if (n > 1)
-		xom_populate(&b_, offsetof(__typeof__(b_), a)
-		             + (n < MAX_BATCH ? n : MAX_BATCH) * sizeof(batch[0]));
+		xom_populate(&b_, offsetof(__typeof__(b_), bytes)
+		             + (n < MAX_BATCH ? n : MAX_BATCH) * guess);
 	xom_objects_reserve(n);
 }
 
@@ -252,12 +273,11 @@ static void plan_misses(void **mem, size_t *len)
 	static const char *paths[MAX_BATCH] XOM_COLD;
 	static const struct xom_plan_head *plans[MAX_BATCH] XOM_COLD;
 	static const char *whys[MAX_BATCH] XOM_COLD;
-	static size_t slot[MAX_BATCH] XOM_COLD;
+	static struct arrival *slot[MAX_BATCH] XOM_COLD;
 	size_t k = 0;
 	unsigned long bytes = 0;
 
-	for (size_t i = 0; i < nbatch; i++) {
-		struct arrival *a = &batch[i];
+	EACH_ARRIVAL(a) {
 		if (a->done || a->plan || !a->key.kind)
 			continue;
 		if (!a->path && (a->flags & XOM_OBJ_MAIN))
@@ -265,7 +285,7 @@ static void plan_misses(void **mem, size_t *len)
 		if (!a->path)
 			continue;
 		paths[k] = a->path;
-		slot[k++] = i;
+		slot[k++] = a;
 		bytes += a->hi - a->lo;
 	}
 	if (!k)
@@ -274,8 +294,8 @@ static void plan_misses(void **mem, size_t *len)
 	if (xom_helper_run(paths, k, plans, whys, mem, len) != 0)
 		return;
 	for (size_t j = 0; j < k; j++) {
-		batch[slot[j]].plan = plans[j];
-		batch[slot[j]].why = whys[j];
+		slot[j]->plan = plans[j];
+		slot[j]->why = whys[j];
 	}
 }
 
@@ -286,11 +306,11 @@ static void plan_misses(void **mem, size_t *len)
  * up among them, so a batch of k arrivals with n objects known costs
  * O((n + k) log k), not n * k.
  */
-static uint16_t by_lo[MAX_BATCH] XOM_COLD;
+static const struct arrival *by_lo[MAX_BATCH] XOM_COLD;
 
 static int lo_before(size_t x, size_t y)
 {
-	return batch[by_lo[x]].lo < batch[by_lo[y]].lo;
+	return by_lo[x]->lo < by_lo[y]->lo;
 }
 
 static void sift(size_t root, size_t n)
@@ -300,7 +320,7 @@ static void sift(size_t root, size_t n)
 			c++;
 		if (!lo_before(root, c))
 			return;
-		uint16_t t = by_lo[root];
+		const struct arrival *t = by_lo[root];
 		by_lo[root] = by_lo[c];
 		by_lo[c] = t;
 	}
@@ -313,7 +333,7 @@ static void forget_stale(struct xom_object *o, void *arg)
 	/* The first arrival that ends above o's start. */
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (batch[by_lo[mid]].hi <= o->lo)
+		if (by_lo[mid]->hi <= o->lo)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -321,8 +341,8 @@ static void forget_stale(struct xom_object *o, void *arg)
 	/* Arrivals are live mappings and do not overlap one another, so
 	 * their ends are sorted too; only the first can overlap o's start,
 	 * and the later ones o's end. */
-	for (; lo < n && batch[by_lo[lo]].lo < o->hi; lo++) {
-		const struct arrival *a = &batch[by_lo[lo]];
+	for (; lo < n && by_lo[lo]->lo < o->hi; lo++) {
+		const struct arrival *a = by_lo[lo];
 		if (a->bias != o->bias || a->lo != o->lo) {
 			xom_object_forget(o);
 			return;
@@ -336,12 +356,12 @@ static void forget_overlapped(void)
 
 	if (xom_objects_none())
 		return;         /* the first batch: nothing known to go stale */
-	for (size_t i = 0; i < nbatch; i++)
-		by_lo[n++] = (uint16_t)i;
+	EACH_ARRIVAL(a)
+		by_lo[n++] = a;
 	for (size_t i = n / 2; i-- > 0; )
 		sift(i, n);
 	for (size_t end = n; end > 1; end--) {
-		uint16_t t = by_lo[0];
+		const struct arrival *t = by_lo[0];
 		by_lo[0] = by_lo[end - 1];
 		by_lo[end - 1] = t;
 		sift(0, end - 1);
@@ -357,10 +377,12 @@ static void finish(struct arrival *a, const ElfW(Phdr) *ph, int phnum)
 {
 	uintptr_t probe = 0;
 	struct xom_plan_key got;
+	char key_name[XOM_KEY_NAME_MAX];
 
 	a->outcome = XOM_UNPROTECTED;
+	key_name[0] = 0;
 	if (a->key.kind)
-		xom_key_name(&a->key, a->key_name, sizeof(a->key_name));
+		xom_key_name(&a->key, key_name, sizeof(key_name));
 	if (a->plan) {
 		xom_plan_key_of(a->plan, &got);
 		if (!xom_key_equal(&got, &a->key)) {
@@ -369,7 +391,7 @@ static void finish(struct arrival *a, const ElfW(Phdr) *ph, int phnum)
 		} else {
 			struct xom_target t = { a->path, a->bias, ph, phnum, a->flags,
 			                        a->key.kind == XOM_KEY_BUILD_ID
-			                        ? a->key_name : a->path };
+			                        ? key_name : a->path };
 			a->outcome = xom_apply(&t, a->plan, &probe);
 		}
 	} else if (a->why && a->path) {
@@ -386,10 +408,9 @@ int xom_batch_apply(const char *name, uintptr_t bias, const ElfW(Phdr) *ph,
 	struct xom_plan_key k;
 
 	xom_elf_exec_span(bias, ph, phnum, &lo, &hi);
-	for (size_t i = 0; i < nbatch; i++) {
-		struct arrival *a = &batch[i];
+	EACH_ARRIVAL(a) {
 		if (a->done || a->bias != bias || a->lo != lo
-		    || strncmp(a->name, name ? name : "", sizeof(a->name) - 1))
+		    || strncmp(a->name, name ? name : "", NAME_MAX_COPY - 1))
 			continue;
 		/* Still the object of pass 1: the same build-id, if it had one
 		 * (a file identity is checked by the plan's code checksum). */
@@ -406,7 +427,7 @@ int xom_batch_apply(const char *name, uintptr_t bias, const ElfW(Phdr) *ph,
 
 void xom_batch_abandon(void)
 {
-	nbatch = dropped = 0;
+	b_.used = nbatch = dropped = 0;
 }
 
 void xom_started_up(void)
@@ -427,8 +448,7 @@ static int end_batch(void)
 	size_t refused = dropped;
 
 	first[0] = 0;
-	for (size_t i = 0; i < nbatch; i++) {
-		struct arrival *a = &batch[i];
+	EACH_ARRIVAL(a) {
 		if (!a->done)
 			continue;       /* gone before pass 3, or known */
 		if (a->outcome == XOM_UNPROTECTED && a->path && !first[0])
@@ -438,7 +458,7 @@ static int end_batch(void)
 	if (dropped)
 		xom_notice("%zu objects arrived at once, more than xom can take; they are left unprotected",
 		        dropped);
-	nbatch = dropped = 0;
+	b_.used = nbatch = dropped = 0;
 	if (!refused || !xom_opt.require)
 		return 0;
 	if (xom_started)
@@ -455,8 +475,7 @@ static void name_program(void)
 {
 	char file[XOM_KEY_NAME_MAX];
 
-	for (size_t i = 0; i < nbatch; i++) {
-		struct arrival *a = &batch[i];
+	EACH_ARRIVAL(a) {
 		if (!(a->flags & XOM_OBJ_MAIN) || !a->key.kind)
 			continue;
 		xom_key_name(&a->key, file, sizeof(file));
@@ -476,9 +495,9 @@ static int run_batch(void (*apply)(void))
 	xom_enter();
 	xom_stores_open(&st, nbatch);
 	forget_overlapped();
-	for (size_t i = 0; i < nbatch; i++) {
-		batch[i].outcome = XOM_APPLIED;
-		misses += (size_t)classify(&batch[i], &st);
+	EACH_ARRIVAL(a) {
+		a->outcome = XOM_APPLIED;
+		misses += (size_t)classify(a, &st);
 	}
 	if (misses)
 		plan_misses(&mem, &len);
@@ -487,9 +506,9 @@ static int run_batch(void (*apply)(void))
 	if (apply) {
 		apply();
 	} else {
-		for (size_t i = 0; i < nbatch; i++)
-			if (!batch[i].done)
-				finish(&batch[i], batch[i].ph, batch[i].phnum);
+		EACH_ARRIVAL(a)
+			if (!a->done)
+				finish(a, a->ph, a->phnum);
 	}
 	/* Before the stores are unmapped: a path may point into one. */
 	int rc = end_batch();
@@ -511,7 +530,7 @@ int xom_batch_run(void)
 {
 	/* Nothing arrived (a sync after an unload): no batch, no calls. */
 	if (!xom_active || (!nbatch && !dropped)) {
-		nbatch = dropped = 0;
+		b_.used = nbatch = dropped = 0;
 		return 0;
 	}
 	return run_batch(NULL);
@@ -520,7 +539,7 @@ int xom_batch_run(void)
 int xom_batch_run_walk(void (*walk)(void))
 {
 	if (!xom_active || (!nbatch && !dropped)) {
-		nbatch = dropped = 0;
+		b_.used = nbatch = dropped = 0;
 		return 0;
 	}
 	return run_batch(walk);

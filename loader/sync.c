@@ -73,7 +73,7 @@ static int collect(struct dl_phdr_info *info, size_t size, void *arg)
 	}
 	int flags = (main ? XOM_OBJ_MAIN : 0) | (xom_started ? XOM_OBJ_LATE : 0);
 	if (o && (!w->renewed || main
-	          || !strncmp(o->path, info->dlpi_name, sizeof(o->path) - 1))) {
+	          || !strncmp(o->path, info->dlpi_name, XOM_NAME_MAX - 1))) {
 		o->seen = generation;
 		/* After an unload and a load, a late object may be a new
 		 * mapping. */
