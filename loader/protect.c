@@ -32,7 +32,6 @@
 #include "xom_loader.h"
 
 #define MAX_BATCH 1024
-#define NAME_MAX_COPY 256               /* a name's bytes kept, NUL included */
 
 /* One arrival, then its name: records of their own length, one after the
  * other, so that a batch writes the bytes it needs and no more (every
@@ -50,7 +49,7 @@ struct arrival {
 	uint32_t size;                  /* of this record */
 	char name[];                    /* the link map's name, maybe cut */
 };
-#define ARRIVAL_MAX (sizeof(struct arrival) + NAME_MAX_COPY)
+#define ARRIVAL_MAX (sizeof(struct arrival) + XOM_NAME_MAX)
 
 /* The counts, the arrivals and, after them, the plans that pass 2 reads
  * (xom_batch_spare) are contiguous: a small batch touches one or two
@@ -121,7 +120,7 @@ void xom_batch_add(const char *name, uintptr_t bias, const ElfW(Phdr) *ph,
 	if (lo >= hi)
 		return;         /* nothing executable: a pure data object */
 	size_t len = name ? strlen(name) : 0;
-	len = len < NAME_MAX_COPY - 1 ? len : NAME_MAX_COPY - 1;
+	len = len < XOM_NAME_MAX - 1 ? len : XOM_NAME_MAX - 1;
 	size_t size = (sizeof(struct arrival) + len + 1 + 7) & ~(size_t)7;
 	/* An atomic add writes first: the page's first touch is one write
 	 * fault, not a read fault and then a write fault. */
@@ -410,7 +409,7 @@ int xom_batch_apply(const char *name, uintptr_t bias, const ElfW(Phdr) *ph,
 	xom_elf_exec_span(bias, ph, phnum, &lo, &hi);
 	EACH_ARRIVAL(a) {
 		if (a->done || a->bias != bias || a->lo != lo
-		    || strncmp(a->name, name ? name : "", NAME_MAX_COPY - 1))
+		    || strncmp(a->name, name ? name : "", XOM_NAME_MAX - 1))
 			continue;
 		/* Still the object of pass 1: the same build-id, if it had one
 		 * (a file identity is checked by the plan's code checksum). */
