@@ -6,7 +6,8 @@
  * reads the table without a lock (see struct xom_object in loader.h).
  * Lookups by mapping go through a small open-addressed hash of slot
  * numbers, keyed by the load bias, so that a sync over hundreds of objects
- * costs one probe each.
+ * costs one probe each; while fewer than HASH_FROM slots were ever used,
+ * a scan of them is as quick, and the hash's page is never touched.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -18,8 +19,19 @@
 
 #define MAX_OBJS 1024
 #define HASH_SLOTS 2048                 /* a power of two, > 2 * MAX_OBJS */
+#define HASH_FROM 16
 
-static struct xom_object objs[MAX_OBJS] XOM_COLD;
+/* Slot number + 1 of each mapping, by hash of (bias, lo); 0 is empty.
+ * Forgotten slots stay in the hash (their live flag says so) until the
+ * slot is reused.  The table first, right after the small variables: a
+ * small program's objects share their page. */
+static struct {
+	struct xom_object objs[MAX_OBJS];
+	uint16_t by_map[HASH_SLOTS];
+} t XOM_COLD;
+#define objs t.objs
+#define by_map t.by_map
+static int hashed;                      /* by_map is in use */
 /* Slots in use are all below this mark, so that a scan touches only the
  * pages of the slots that were used: the table is big, and touching all of
  * it would cost every process start many page faults. */
@@ -27,10 +39,6 @@ static int nobjs;
 /* No slot below this one is free: a start-up that fills the table in order
  * finds each free slot at once. */
 static int first_free;
-/* Slot number + 1 of each mapping, by hash of (bias, lo); 0 is empty.
- * Forgotten slots stay in the hash (their live flag says so) until the
- * slot is reused. */
-static uint16_t by_map[HASH_SLOTS];
 
 static int used(void)
 {
@@ -65,6 +73,9 @@ static unsigned hash_map(uintptr_t bias)
 
 struct xom_object *xom_object_find(uintptr_t bias, uintptr_t lo)
 {
+	for (int k = 0; !hashed && k < nobjs; k++)
+		if (objs[k].live && objs[k].bias == bias && objs[k].lo == lo)
+			return &objs[k];
 	for (unsigned i = hash_map(bias), n = 0; by_map[i] && n < HASH_SLOTS;
 	     i = (i + 1) & (HASH_SLOTS - 1), n++) {
 		struct xom_object *o = &objs[by_map[i] - 1];
@@ -76,6 +87,9 @@ struct xom_object *xom_object_find(uintptr_t bias, uintptr_t lo)
 
 struct xom_object *xom_object_find_ph(uintptr_t bias, const void *ph)
 {
+	for (int k = 0; !hashed && k < nobjs; k++)
+		if (objs[k].live && objs[k].bias == bias && objs[k].ph == ph)
+			return &objs[k];
 	for (unsigned i = hash_map(bias), n = 0; by_map[i] && n < HASH_SLOTS;
 	     i = (i + 1) & (HASH_SLOTS - 1), n++) {
 		struct xom_object *o = &objs[by_map[i] - 1];
@@ -85,11 +99,22 @@ struct xom_object *xom_object_find_ph(uintptr_t bias, const void *ph)
 	return NULL;
 }
 
+static void hash_in(int k)
+{
+	unsigned h = hash_map(objs[k].bias);
+
+	while (by_map[h])
+		h = (h + 1) & (HASH_SLOTS - 1);
+	by_map[h] = (uint16_t)(k + 1);
+}
+
 /* Removes slot k from the hash, if it is there. */
 static void unhash(int k)
 {
 	const struct xom_object *o = &objs[k];
 
+	if (!hashed)
+		return;
 	for (unsigned i = hash_map(o->bias), n = 0;
 	     by_map[i] && n < HASH_SLOTS; i = (i + 1) & (HASH_SLOTS - 1), n++) {
 		if (by_map[i] != k + 1)
@@ -144,7 +169,7 @@ void xom_objects_reserve(size_t n)
  * new path over its old one when it fits.
  */
 #define NAMES_CHUNK (64u << 10)
-static char names_first[1024];
+static char names_first[512];
 static char *names_more;
 static size_t names_first_used, names_more_used;
 
@@ -206,13 +231,17 @@ void xom_object_remember(const struct xom_object *src, const char *path)
 		fill.path_room = o->path_room;
 		name_slot(&fill, path);
 		memcpy(o, &fill, sizeof(*o));
-		unsigned h = hash_map(o->bias);
-		while (by_map[h])
-			h = (h + 1) & (HASH_SLOTS - 1);
-		by_map[h] = (uint16_t)(i + 1);
+		if (hashed)
+			hash_in(i);
 		__atomic_store_n(&o->live, 1, __ATOMIC_RELEASE);
 		if (i == nobjs)
 			__atomic_store_n(&nobjs, i + 1, __ATOMIC_RELEASE);
+		if (!hashed && nobjs >= HASH_FROM) {
+			for (int k = 0; k < nobjs; k++)
+				if (objs[k].live)
+					hash_in(k);
+			hashed = 1;
+		}
 		return;
 	}
 	xom_notice("%s: too many objects loaded; xom cannot name its faults", path);
