@@ -73,9 +73,12 @@ static unsigned hash_map(uintptr_t bias)
 
 struct xom_object *xom_object_find(uintptr_t bias, uintptr_t lo)
 {
-	for (int k = 0; !hashed && k < nobjs; k++)
-		if (objs[k].live && objs[k].bias == bias && objs[k].lo == lo)
-			return &objs[k];
+	if (!hashed) {
+		for (int k = 0; k < nobjs; k++)
+			if (objs[k].live && objs[k].bias == bias && objs[k].lo == lo)
+				return &objs[k];
+		return NULL;
+	}
 	for (unsigned i = hash_map(bias), n = 0; by_map[i] && n < HASH_SLOTS;
 	     i = (i + 1) & (HASH_SLOTS - 1), n++) {
 		struct xom_object *o = &objs[by_map[i] - 1];
@@ -87,9 +90,12 @@ struct xom_object *xom_object_find(uintptr_t bias, uintptr_t lo)
 
 struct xom_object *xom_object_find_ph(uintptr_t bias, const void *ph)
 {
-	for (int k = 0; !hashed && k < nobjs; k++)
-		if (objs[k].live && objs[k].bias == bias && objs[k].ph == ph)
-			return &objs[k];
+	if (!hashed) {
+		for (int k = 0; k < nobjs; k++)
+			if (objs[k].live && objs[k].bias == bias && objs[k].ph == ph)
+				return &objs[k];
+		return NULL;
+	}
 	for (unsigned i = hash_map(bias), n = 0; by_map[i] && n < HASH_SLOTS;
 	     i = (i + 1) & (HASH_SLOTS - 1), n++) {
 		struct xom_object *o = &objs[by_map[i] - 1];
