@@ -184,15 +184,16 @@ static size_t put_where(char *buf, size_t cap, const struct xom_object *o,
 	uint64_t off = 0, v = addr - o->bias;
 	const struct xom_syms_head *syms = map_syms(o, &len);
 	const char *sym = syms ? xom_syms_lookup(syms, v, &off) : NULL;
+	const char *path = __atomic_load_n(&o->path, __ATOMIC_RELAXED);
 	size_t n;
 
 	if (!sym)
-		n = xom_fmt(buf, cap, "%s+%#lx, no symbol", o->path, (unsigned long)v);
+		n = xom_fmt(buf, cap, "%s+%#lx, no symbol", path, (unsigned long)v);
 	else if (off)
-		n = xom_fmt(buf, cap, "%s+%#lx, in %s+%#lx", o->path, (unsigned long)v,
+		n = xom_fmt(buf, cap, "%s+%#lx, in %s+%#lx", path, (unsigned long)v,
 		            sym, (unsigned long)off);
 	else
-		n = xom_fmt(buf, cap, "%s+%#lx, in %s", o->path, (unsigned long)v, sym);
+		n = xom_fmt(buf, cap, "%s+%#lx, in %s", path, (unsigned long)v, sym);
 	if (syms)
 		x_munmap(syms, len);
 	return n;

@@ -163,9 +163,7 @@ void xom_object_forget(struct xom_object *o);
 /* 1 while no slot of the table was ever used. */
 int xom_objects_none(void);
 
-/* Enters and leaves the object phase (see the top of this file). */
-void xom_enter(void);
-void xom_leave(void);
+/* xom_enter and xom_leave, the object phase's lock: xom_loader.h. */
 
 /* ---- store.c: the plan stores ------------------------------------------ */
 /* A store's index is mapped (map), or, for a small batch, read in place

@@ -236,7 +236,13 @@ void xom_object_remember(const struct xom_object *src, const char *path)
 		fill.path = o->path;
 		fill.path_room = o->path_room;
 		name_slot(&fill, path);
+		/* The copy leaves the old path pointer, which a handler that
+		 * saw the old object live may still load; the new one is
+		 * stored whole. */
+		const char *new_path = fill.path;
+		fill.path = o->path;
 		memcpy(o, &fill, sizeof(*o));
+		__atomic_store_n(&o->path, new_path, __ATOMIC_RELAXED);
 		if (hashed)
 			hash_in(i);
 		__atomic_store_n(&o->live, 1, __ATOMIC_RELEASE);

@@ -337,7 +337,7 @@ void xom_profile_forget(void)
 static const char *profile_key(const struct xom_object *o, char *buf, size_t cap)
 {
 	if (!(o->flags & XOM_OBJ_BUILD_ID))
-		return o->path;
+		return __atomic_load_n(&o->path, __ATOMIC_RELAXED);
 	xom_key_name(&o->key, buf, cap);
 	return buf;
 }
@@ -368,7 +368,7 @@ void xom_profile_append(const struct xom_object *o, uint64_t page,
 	}
 	n += xom_fmt(line + n, cap - n, "%s 0x%lx ", profile_key(o, key, sizeof(key)),
 	             (unsigned long)page);
-	put_clean(line, cap, &n, o->path);
+	put_clean(line, cap, &n, __atomic_load_n(&o->path, __ATOMIC_RELAXED));
 	/* The comment: why.  It runs to the end of the line, so '#' may stay;
 	 * a control character may not. */
 	const char *part[] = { " # ", verb, " of ", what, " by ", by };

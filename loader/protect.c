@@ -69,6 +69,10 @@ static struct arrival *arrival_at(size_t off)
 
 static struct arrival *next_arrival(const struct arrival *a)
 {
+	/* A record too short to be one ends the walk: only memory that
+	 * something else wrote over could hold it. */
+	if (a->size < sizeof(struct arrival))
+		return NULL;
 	return arrival_at((size_t)((const char *)a - (const char *)b_.bytes) + a->size);
 }
 
@@ -427,6 +431,9 @@ int xom_batch_apply(const char *name, uintptr_t bias, const ElfW(Phdr) *ph,
 void xom_batch_abandon(void)
 {
 	b_.used = nbatch = dropped = 0;
+	/* The plans read for it lie in the batch's table: the next batch
+	 * must not read its own after them, over its arrivals. */
+	xom_store_read_wipe();
 }
 
 void xom_started_up(void)

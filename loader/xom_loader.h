@@ -45,6 +45,13 @@ void xom_batch_add(const char *name, uintptr_t bias,
  * is refused). */
 int xom_batch_run(void);
 
+/* Enter and leave the object phase (loader.h): xom's lock, recursive.  A
+ * door that adds to a batch outside the dynamic linker's lock, and then
+ * runs it, holds this around both, so that no other thread's batch can
+ * take its arrivals or run in the middle of them. */
+void xom_enter(void);
+void xom_leave(void);
+
 /* Forgets every object whose executable mappings overlap [start, end):
  * their addresses have been unmapped or reused. */
 void xom_forget_range(uintptr_t start, uintptr_t end);

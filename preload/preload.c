@@ -113,8 +113,11 @@ EXPORT void *dlmopen(Lmid_t lmid, const char *file, int mode)
 	if (xom_sync_objects() != 0)
 		return refuse_handle(h);
 	if (lmid != LM_ID_BASE) {
+		xom_enter();
 		add_namespace(h);
-		if (xom_batch_run() != 0)
+		int rc = xom_batch_run();
+		xom_leave();
+		if (rc != 0)
 			return refuse_handle(h);
 	}
 	return h;

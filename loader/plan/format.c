@@ -147,7 +147,7 @@ void xom_key_name(const struct xom_plan_key *k, char *out, size_t cap)
 	}
 	if (k->kind != XOM_KEY_BUILD_ID)
 		out[n++] = 'f';
-	for (unsigned i = 0; i < k->len && n + 2 < cap; i++) {
+	for (unsigned i = 0; i < k->len && i < sizeof(k->bytes) && n + 2 < cap; i++) {
 		out[n++] = "0123456789abcdef"[k->bytes[i] >> 4];
 		out[n++] = "0123456789abcdef"[k->bytes[i] & 15];
 	}
