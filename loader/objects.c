@@ -163,7 +163,7 @@ void xom_objects_reserve(size_t n)
 {
 	size_t from = (size_t)nobjs;
 
-	if (from < MAX_OBJS && n > 1)
+	if (from < MAX_OBJS)
 		xom_populate(&objs[from], (n < MAX_OBJS - from ? n : MAX_OBJS - from)
 		             * sizeof(objs[0]));
 }
@@ -197,8 +197,10 @@ static char *names_take(size_t n)
 	return names_more + names_more_used - n;
 }
 
-/* Copies path for slot o, which is not live. */
-static void name_slot(struct xom_object *o, const char *path)
+/* Copies path for slot o, which is not live, and returns the copy: over
+ * o's old path when it fits (o->path_room), else in new room, which
+ * o->path_room then gives.  o->path itself is left for the caller. */
+static const char *name_slot(struct xom_object *o, const char *path)
 {
 	size_t len = 0;
 
@@ -208,15 +210,14 @@ static void name_slot(struct xom_object *o, const char *path)
 	if (!dst) {
 		dst = names_take(len + 1);
 		if (!dst) {
-			o->path = "?";
 			o->path_room = 0;
-			return;
+			return "?";
 		}
 		o->path_room = (uint16_t)(len + 1);
 	}
 	memcpy(dst, path, len);
 	dst[len] = 0;
-	o->path = dst;
+	return dst;
 }
 
 void xom_object_remember(const struct xom_object *src, const char *path)
@@ -233,14 +234,12 @@ void xom_object_remember(const struct xom_object *src, const char *path)
 		 * the slot. */
 		struct xom_object fill = *src;
 		fill.live = 0;
-		fill.path = o->path;
-		fill.path_room = o->path_room;
-		name_slot(&fill, path);
 		/* The copy leaves the old path pointer, which a handler that
 		 * saw the old object live may still load; the new one is
 		 * stored whole. */
-		const char *new_path = fill.path;
 		fill.path = o->path;
+		fill.path_room = o->path_room;
+		const char *new_path = name_slot(&fill, path);
 		memcpy(o, &fill, sizeof(*o));
 		__atomic_store_n(&o->path, new_path, __ATOMIC_RELAXED);
 		if (hashed)

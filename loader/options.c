@@ -388,13 +388,13 @@ int xom_conf_check_line(char *line, const char **pat, struct xom_opts *o,
 	                   errcap) == 0 ? 1 : -1;
 }
 
-static int join(char *buf, size_t cap, const char *a, const char *b)
+int xom_join(char *buf, size_t cap, const char *a, const char *b)
 {
 	size_t na = strlen(a), nb = strlen(b);
 
 	if (na + nb >= cap)
 		return -1;
-	memcpy(buf, a, na);
+	memmove(buf, a, na);
 	memcpy(buf + na, b, nb + 1);
 	return 0;
 }
@@ -423,7 +423,7 @@ int xom_cache_dir(const struct xom_opts *o, char *buf, size_t cap)
 	const char *base, *tail;
 	int rc = cache_pieces(o, &base, &tail);
 
-	if (rc == XOM_CACHE_DIR && join(buf, cap, base, tail) != 0)
+	if (rc == XOM_CACHE_DIR && xom_join(buf, cap, base, tail) != 0)
 		return XOM_CACHE_NONE;
 	return rc;
 }
@@ -435,14 +435,14 @@ int xom_profile_dir(const struct xom_opts *o, char *buf, size_t cap)
 	if (o->profiles && !strcmp(o->profiles, "off"))
 		return XOM_CACHE_OFF;
 	if (o->profiles)
-		return join(buf, cap, o->profiles, "") ? XOM_CACHE_NONE : XOM_CACHE_DIR;
+		return xom_join(buf, cap, o->profiles, "") ? XOM_CACHE_NONE : XOM_CACHE_DIR;
 	base = getenv("XDG_CONFIG_HOME");
 	tail = "/xom/" XOM_PROFILES_SUBDIR;
 	if (!base || base[0] != '/') {
 		base = getenv("HOME");
 		tail = "/.config/xom/" XOM_PROFILES_SUBDIR;
 	}
-	if (!base || base[0] != '/' || join(buf, cap, base, tail) != 0)
+	if (!base || base[0] != '/' || xom_join(buf, cap, base, tail) != 0)
 		return XOM_CACHE_NONE;
 	return XOM_CACHE_DIR;
 }

@@ -74,6 +74,9 @@ int xom_cache_dir(const struct xom_opts *o, char *buf, size_t cap);
 int xom_profile_dir(const struct xom_opts *o, char *buf, size_t cap);
 /* The folder of the system store's profiles, under the store. */
 #define XOM_PROFILES_SUBDIR "profiles"
+/* a then b into buf, which may be a itself; 0, or -1 when they do not fit
+ * in cap bytes with the NUL.  Async-signal-safe. */
+int xom_join(char *buf, size_t cap, const char *a, const char *b);
 
 /*
  * The plan stores that a process with options o reads, in order: the

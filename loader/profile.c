@@ -116,19 +116,6 @@ static long map_source(const char *path, long owner, int shared)
 	return 0;
 }
 
-/* dir + "/" + name into path (which may be dir); 0, or -1 if too long. */
-static int join(char *path, size_t cap, const char *dir, const char *name)
-{
-	size_t n = strlen(dir), m = strlen(name);
-
-	if (n + 1 + m >= cap)
-		return -1;
-	memmove(path, dir, n);
-	path[n] = '/';
-	memcpy(path + n + 1, name, m + 1);
-	return 0;
-}
-
 void xom_profile_open(void)
 {
 	/* One buffer for each folder and then its file: every stack page the
@@ -143,11 +130,12 @@ void xom_profile_open(void)
 		return;
 	if (!folder_none[0] && !xom_secure
 	    && xom_profile_dir(&xom_opt, path, sizeof(path)) == XOM_CACHE_DIR
-	    && join(path, sizeof(path), path, main_file) == 0)
+	    && xom_join(path, sizeof(path), path, "/") == 0
+	    && xom_join(path, sizeof(path), path, main_file) == 0)
 		folder_none[0] = map_source(path, (long)xom_euid, 0) == -ENOENT;
 	if (!folder_none[1] && xom_store_dir(XOM_STORE_SYSTEM, path, sizeof(path))
-	    && join(path, sizeof(path), path, XOM_PROFILES_SUBDIR) == 0
-	    && join(path, sizeof(path), path, main_file) == 0)
+	    && xom_join(path, sizeof(path), path, "/" XOM_PROFILES_SUBDIR "/") == 0
+	    && xom_join(path, sizeof(path), path, main_file) == 0)
 		folder_none[1] = map_source(path, 0, 1) == -ENOENT;
 }
 

@@ -79,6 +79,11 @@ static struct arrival *next_arrival(const struct arrival *a)
 #define EACH_ARRIVAL(a) \
 	for (struct arrival *a = arrival_at(0); a; a = next_arrival(a))
 
+static void batch_empty(void)
+{
+	b_.used = nbatch = dropped = 0;
+}
+
 /* ---- pass 1 ------------------------------------------------------------ */
 
 /*
@@ -165,9 +170,8 @@ void xom_batch_reserve(size_t n)
 	/* A record is about this long: names are paths. */
 	size_t guess = sizeof(struct arrival) + 64;
 
-	if (n > 1)
-		xom_populate(&b_, offsetof(__typeof__(b_), bytes)
-		             + (n < MAX_BATCH ? n : MAX_BATCH) * guess);
+	xom_populate(&b_, offsetof(__typeof__(b_), bytes)
+	             + (n < MAX_BATCH ? n : MAX_BATCH) * guess);
 	xom_objects_reserve(n);
 }
 
@@ -430,7 +434,7 @@ int xom_batch_apply(const char *name, uintptr_t bias, const ElfW(Phdr) *ph,
 
 void xom_batch_abandon(void)
 {
-	b_.used = nbatch = dropped = 0;
+	batch_empty();
 	/* The plans read for it lie in the batch's table: the next batch
 	 * must not read its own after them, over its arrivals. */
 	xom_store_read_wipe();
@@ -464,7 +468,7 @@ static int end_batch(void)
 	if (dropped)
 		xom_notice("%zu objects arrived at once, more than xom can take; they are left unprotected",
 		        dropped);
-	b_.used = nbatch = dropped = 0;
+	batch_empty();
 	if (!refused || !xom_opt.require)
 		return 0;
 	if (xom_started)
@@ -536,7 +540,7 @@ int xom_batch_run(void)
 {
 	/* Nothing arrived (a sync after an unload): no batch, no calls. */
 	if (!xom_active || (!nbatch && !dropped)) {
-		b_.used = nbatch = dropped = 0;
+		batch_empty();
 		return 0;
 	}
 	return run_batch(NULL);
@@ -545,7 +549,7 @@ int xom_batch_run(void)
 int xom_batch_run_walk(void (*walk)(void))
 {
 	if (!xom_active || (!nbatch && !dropped)) {
-		b_.used = nbatch = dropped = 0;
+		batch_empty();
 		return 0;
 	}
 	return run_batch(walk);
