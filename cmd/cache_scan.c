@@ -175,7 +175,7 @@ static int commit(void)
 	s.last_commit = now();
 	if (!s.npending)
 		return 0;
-	int rc = xom_store_add(s.o->store, s.o->shared, s.pending, s.npending, why,
+	int rc = xom_store_add(s.o->store, s.o->shared, s.pending, s.npending, NULL, 0, why,
 	                       sizeof(why));
 	if (rc != 0) {
 		progress_clear();

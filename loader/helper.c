@@ -47,10 +47,13 @@ static char lib_cwd[XOM_PATH_MAX] XOM_COLD;
  * variables that every process start touches.
  */
 #define MAX_ARGS 1100
+/* The kernel's limit on one argument (MAX_ARG_STRLEN), with its NUL. */
+#define MAX_ARG_BYTES (32 * 4096)
 struct scratch {
 	char helper[XOM_PATH_MAX];
 	char user[XOM_PATH_MAX], fallback[XOM_PATH_MAX];
 	char *argv[MAX_ARGS];
+	char set[MAX_ARG_BYTES];        /* --set's keys, comma-separated */
 	char stack1[16 << 10] __attribute__((aligned(16)));
 	char stack2[16 << 10] __attribute__((aligned(16)));
 };
@@ -259,11 +262,31 @@ static int split_records(char *buf, size_t len, size_t n,
 	return 0;
 }
 
+/* The batch's keys for --set in sc->set, or NULL when they do not fit
+ * in one argument (a set is only a shortcut). */
+static const char *set_arg(const struct xom_plan_key *const *keys, size_t n)
+{
+	size_t at = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (sizeof(sc->set) - at < XOM_KEY_NAME_MAX + 1)
+			return NULL;
+		if (i)
+			sc->set[at++] = ',';
+		xom_key_name(keys[i], sc->set + at, XOM_KEY_NAME_MAX);
+		at += strlen(sc->set + at);
+	}
+	return n ? sc->set : NULL;
+}
+
 /* argv: the helper, --store DIR and --fallback DIR when plans may be kept,
- * --quiet when notices are done or off, "--", then the files. */
-static size_t build_argv(char **argv, const char *const *paths, size_t n)
+ * with --set KEYS when the batch's keys are given, --quiet when notices
+ * are done or off, "--", then the files. */
+static size_t build_argv(char **argv, const char *const *paths, size_t n,
+                         const struct xom_plan_key *const *keys, size_t nkeys)
 {
 	size_t k = 0;
+	const char *set = keys ? set_arg(keys, nkeys) : NULL;
 	const char *user = xom_store_dir(XOM_STORE_USER, sc->user, sizeof(sc->user));
 	const char *fallback = xom_store_dir(XOM_STORE_FALLBACK, sc->fallback,
 	                                     sizeof(sc->fallback));
@@ -277,6 +300,10 @@ static size_t build_argv(char **argv, const char *const *paths, size_t n)
 		argv[k++] = (char *)"--fallback";
 		argv[k++] = (char *)fallback;
 	}
+	if ((user || fallback) && set) {
+		argv[k++] = (char *)"--set";
+		argv[k++] = (char *)set;
+	}
 	if (xom_opt.notice == XOM_NOTICE_DONE || xom_opt.notice == XOM_NOTICE_OFF)
 		argv[k++] = (char *)"--quiet";
 	argv[k++] = (char *)"--";
@@ -287,6 +314,7 @@ static size_t build_argv(char **argv, const char *const *paths, size_t n)
 }
 
 static int run_scratch(const char *const *paths, size_t n,
+                       const struct xom_plan_key *const *keys, size_t nkeys,
                        const struct xom_plan_head **out, const char **why,
                        void **mem, size_t *len)
 {
@@ -294,9 +322,9 @@ static int run_scratch(const char *const *paths, size_t n,
 	int pfd[2];
 	size_t cap = 0;
 
-	if (n > MAX_ARGS - 8)
-		n = MAX_ARGS - 8;
-	build_argv(argv, paths, n);
+	if (n > MAX_ARGS - 10)
+		n = MAX_ARGS - 10;
+	build_argv(argv, paths, n, keys, nkeys);
 	int exe = open_helper();
 	if (exe < 0)
 		return -1;
@@ -333,6 +361,7 @@ static int run_scratch(const char *const *paths, size_t n,
 }
 
 int xom_helper_run(const char *const *paths, size_t n,
+                   const struct xom_plan_key *const *keys, size_t nkeys,
                    const struct xom_plan_head **out, const char **why,
                    void **mem, size_t *len)
 {
@@ -345,7 +374,7 @@ int xom_helper_run(const char *const *paths, size_t n,
 		xom_notice("out of memory for the scanner's arguments");
 		return -1;
 	}
-	int rc = run_scratch(paths, n, out, why, mem, len);
+	int rc = run_scratch(paths, n, keys, nkeys, out, why, mem, len);
 	xom_stores_changed();
 	x_munmap(sc, sizeof(*sc));
 	sc = NULL;

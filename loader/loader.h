@@ -178,12 +178,16 @@ void xom_stores_open(struct xom_stores *st, size_t n);
 const struct xom_plan_head *xom_stores_find(struct xom_stores *st,
                                             const struct xom_plan_key *k,
                                             int *which);
+/* The set of plans for a batch whose keys fold to hash, or NULL. */
+const struct xom_set_head *xom_stores_find_set(struct xom_stores *st,
+                                               uint64_t hash);
 void xom_stores_close(struct xom_stores *st);
 /* storeread.c: the plan for k in a store that a small batch reads rather
  * than maps (store.c opened it), or NULL; and the end of a batch, which
  * wipes what was read. */
 const struct xom_plan_head *xom_store_read_find(struct xom_store *s,
                                                const struct xom_plan_key *k);
+const struct xom_set_head *xom_store_read_set(struct xom_store *s, uint64_t hash);
 void xom_store_read_wipe(void);
 /* A helper ran: a store found missing may exist now. */
 void xom_stores_changed(void);
@@ -192,11 +196,13 @@ void xom_stores_changed(void);
 void xom_helper_locate(void);                                   /* start */
 /*
  * Runs the helper once for n files; on return out[i] is each file's plan
- * in *mem (NULL if it has none: why[i] says why).  *mem and *len are what
- * xom_helper_release unmaps.  Returns 0, or -1 after one line when the
- * helper could not run at all.
+ * in *mem (NULL if it has none: why[i] says why).  keys, when not NULL,
+ * are the nkeys keys of the whole batch, whose set the helper keeps too.
+ * *mem and *len are what xom_helper_release unmaps.  Returns 0, or -1
+ * after one line when the helper could not run at all.
  */
 int xom_helper_run(const char *const *paths, size_t n,
+                   const struct xom_plan_key *const *keys, size_t nkeys,
                    const struct xom_plan_head **out, const char **why,
                    void **mem, size_t *len);
 void xom_helper_release(void *mem, size_t len);

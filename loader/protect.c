@@ -214,11 +214,16 @@ static int ident_key(const char *path, struct xom_plan_key *k)
 	return 0;
 }
 
-/* What one arrival is, and its plan if a store has it.  Returns 1 when it
- * still needs a plan. */
-static int classify(struct arrival *a, struct xom_stores *st)
+/* Whether an arrival, classified, looks for a plan: these make the
+ * batch's set, in their order. */
+static int wants_plan(const struct arrival *a)
 {
-	int which;
+	return !a->done && a->key.kind;
+}
+
+/* What one arrival is: known, left alone, or (1) in want of a plan. */
+static int classify(struct arrival *a)
+{
 	struct xom_object *known = xom_object_find(a->bias, a->lo);
 
 	if (known && !((a->flags & XOM_OBJ_VERIFY) && !still_protected(known)))
@@ -244,10 +249,53 @@ static int classify(struct arrival *a, struct xom_stores *st)
 	}
 	if (!a->key.kind && ident_key(a->path, &a->key) != 0)
 		return 0;
-	a->plan = xom_stores_find(st, &a->key, &which);
+	return 1;
+}
+
+/* The arrival's plan, from the set or alone.  Returns 1 when no store
+ * has it. */
+static int found(struct arrival *a, const struct xom_plan_head *plan)
+{
+	a->plan = plan;
 	if (a->plan && !a->path)
 		a->path = xom_plan_path(a->plan);
 	return !a->plan;
+}
+
+/*
+ * Pass 2: the plans of the arrivals that want one.  A batch of two or more
+ * first asks for its set (xom_plan.h), whose plans are in the arrivals'
+ * order, less any the store lacked when it was made; an arrival whose
+ * plan is not there, or whose copy there is damaged, is looked up alone.
+ * Returns how many no store has.
+ */
+static size_t find_plans(struct xom_stores *st)
+{
+	size_t want = 0, misses = 0, at = 0, len = 0;
+	uint64_t hash = XOM_SET_HASH_INIT;
+	int which;
+
+	EACH_ARRIVAL(a)
+		if (wants_plan(a)) {
+			want++;
+			hash = xom_set_hash(hash, &a->key);
+		}
+	const struct xom_set_head *set = want >= 2 ? xom_stores_find_set(st, hash) : NULL;
+	const struct xom_plan_head *next = set ? xom_set_plan(set, &at, &len) : NULL;
+	EACH_ARRIVAL(a) {
+		if (!wants_plan(a))
+			continue;
+		struct xom_plan_key k;
+		if (next)
+			xom_plan_key_of(next, &k);
+		if (next && xom_key_equal(&k, &a->key)) {
+			misses += (size_t)found(a, next);
+			next = xom_set_plan(set, &at, &len);
+		} else {
+			misses += (size_t)found(a, xom_stores_find(st, &a->key, &which));
+		}
+	}
+	return misses;
 }
 
 /* A cold scan of this much code takes long enough to say so on a
@@ -274,18 +322,22 @@ static void say_scanning(size_t k, unsigned long bytes)
 		    k, k == 1 ? "" : "s", (bytes + (1ul << 19)) >> 20);
 }
 
-/* One helper run for every object no store had. */
+/* One helper run for every object no store had; it also keeps the set
+ * of the whole batch's plans, for its next run. */
 static void plan_misses(void **mem, size_t *len)
 {
 	static const char *paths[MAX_BATCH] XOM_COLD;
 	static const struct xom_plan_head *plans[MAX_BATCH] XOM_COLD;
 	static const char *whys[MAX_BATCH] XOM_COLD;
 	static struct arrival *slot[MAX_BATCH] XOM_COLD;
-	size_t k = 0;
+	static const struct xom_plan_key *keys[MAX_BATCH] XOM_COLD;
+	size_t k = 0, nkeys = 0;
 	unsigned long bytes = 0;
 
 	EACH_ARRIVAL(a) {
-		if (a->done || a->plan || !a->key.kind)
+		if (wants_plan(a))
+			keys[nkeys++] = &a->key;
+		if (!wants_plan(a) || a->plan)
 			continue;
 		if (!a->path && (a->flags & XOM_OBJ_MAIN))
 			a->path = main_path(&a->key);
@@ -298,7 +350,8 @@ static void plan_misses(void **mem, size_t *len)
 	if (!k)
 		return;
 	say_scanning(k, bytes);
-	if (xom_helper_run(paths, k, plans, whys, mem, len) != 0)
+	if (xom_helper_run(paths, k, nkeys >= 2 ? keys : NULL, nkeys, plans, whys,
+	                   mem, len) != 0)
 		return;
 	for (size_t j = 0; j < k; j++) {
 		slot[j]->plan = plans[j];
@@ -500,16 +553,16 @@ static int run_batch(void (*apply)(void))
 {
 	struct xom_stores st;
 	void *mem = NULL;
-	size_t len = 0, misses = 0;
+	size_t len = 0;
 
 	xom_enter();
 	xom_stores_open(&st, nbatch);
 	forget_overlapped();
 	EACH_ARRIVAL(a) {
 		a->outcome = XOM_APPLIED;
-		misses += (size_t)classify(a, &st);
+		classify(a);
 	}
-	if (misses)
+	if (find_plans(&st))
 		plan_misses(&mem, &len);
 	name_program();
 	xom_profile_open();

@@ -63,7 +63,8 @@ int xom_start(const char *who)
 		return 0;
 	if (xom_opt.backend == XOM_BACKEND_PKEY && xom_key_alloc() != 0)
 		return 0;
-	xom_euid = x_geteuid();
+	/* The kernel's word at exec, which no system call needs to fetch. */
+	xom_euid = (unsigned)getauxval(AT_EUID);
 	xom_store_dirs(&xom_opt, xom_secure, xom_euid, &store_dirs);
 	xom_helper_locate();
 	xom_fault_install();

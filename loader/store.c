@@ -14,7 +14,9 @@
  * the plans, and its munmap.  A small batch (a dlopen) reads what it needs
  * instead, into a buffer that is wiped when the batch ends: the head (only
  * when the file changed since the last one), the slots it probes and its
- * plans, with pread.  On virtual machines the
+ * plans, with pread.  A batch of two objects or more looks for its set
+ * first (plan/xom_plan.h), which holds all its plans: a small one then
+ * reads one slot and one set, not a slot and a plan for each object.  On virtual machines the
  * munmap's TLB flush was the larger part of what xom added to a dlopen
  * and dlclose cycle; a few preads cost less (storeread.c).
  */
@@ -148,16 +150,37 @@ void xom_stores_open(struct xom_stores *st, size_t n)
 	st->read = n <= READ_OBJECTS;
 }
 
+/* Store i, opened the first time it is asked for. */
+static struct xom_store *store(struct xom_stores *st, int i)
+{
+	struct xom_store *s = &st->s[i];
+
+	if (!s->tried) {
+		s->tried = 1;
+		map_store(s, i, st->read);
+	}
+	return s;
+}
+
+const struct xom_set_head *xom_stores_find_set(struct xom_stores *st,
+                                               uint64_t hash)
+{
+	for (int i = 0; i < XOM_NSTORES; i++) {
+		struct xom_store *s = store(st, i);
+		const struct xom_set_head *set = s->map ? xom_store_find_set(s->map, s->len, hash)
+			: s->fd >= 0 && s->nslots ? xom_store_read_set(s, hash) : NULL;
+		if (set)
+			return set;
+	}
+	return NULL;
+}
+
 const struct xom_plan_head *xom_stores_find(struct xom_stores *st,
                                             const struct xom_plan_key *k,
                                             int *which)
 {
 	for (int i = 0; i < XOM_NSTORES; i++) {
-		struct xom_store *s = &st->s[i];
-		if (!s->tried) {
-			s->tried = 1;
-			map_store(s, i, st->read);
-		}
+		struct xom_store *s = store(st, i);
 		const struct xom_plan_head *h = s->map ? xom_store_find(s->map, s->len, k)
 			: s->fd >= 0 && s->nslots ? xom_store_read_find(s, k) : NULL;
 		if (h) {

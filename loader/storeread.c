@@ -2,7 +2,7 @@
  * storeread.c - a small batch's plans, read from a store's index with
  * pread instead of mapping it (store.c opens the index and decides).
  *
- * Phase: object.  The plans read go into the batch's table, after its
+ * Phase: object.  The plans and sets read go into the batch's table, after its
  * arrivals (xom_batch_spare), so that a small batch writes one page for
  * both; the batch's end wipes them (xom_store_read_wipe), so that none
  * outlives the batch, as none of a mapped index does.  A plan is a few
@@ -21,29 +21,33 @@
 static char *buf;                       /* this batch's room, or NULL */
 static size_t room, used, touched;      /* its size; bytes kept; bytes written */
 
+/* What a read looks for: the plan for key, or (key NULL) the set for hash. */
+struct want {
+	const struct xom_plan_key *key;
+	uint64_t hash;
+};
+
 /* Maps a store that was being read: its plans outgrew buf.  Those read
  * so far stay where they are until the batch ends. */
-static const struct xom_plan_head *map_instead(struct xom_store *s,
-                                               const struct xom_plan_key *k)
+static const void *map_instead(struct xom_store *s, const struct want *w)
 {
 	void *p = x_mmap(NULL, s->len, PROT_READ, MAP_PRIVATE, s->fd, 0);
 
 	if (X_MAP_FAILED(p))
 		return NULL;
 	s->map = p;
-	return xom_store_find(p, s->len, k);
+	return w->key ? (const void *)xom_store_find(p, s->len, w->key)
+	              : xom_store_find_set(p, s->len, w->hash);
 }
 
-/* The plan for k in a store being read: the slots from k's hash on, a
- * few at a time, then the plan of each slot whose hash matches. */
-const struct xom_plan_head *xom_store_read_find(struct xom_store *s,
-                                               const struct xom_plan_key *k)
+/* What w looks for in a store being read: the slots from its hash on, a
+ * few at a time, then the plan or set of each slot whose hash matches. */
+static const void *read_find(struct xom_store *s, const struct want *w)
 {
 	struct xom_store_slot slot[8];
-	uint64_t hash = xom_key_hash(k);
 	uint32_t n = s->nslots, first = 0, have = 0;
 
-	for (uint32_t i = 0, at = (uint32_t)hash & (n - 1); i < n;
+	for (uint32_t i = 0, at = (uint32_t)w->hash & (n - 1); i < n;
 	     i++, at = (at + 1) & (n - 1)) {
 		if (!i || at < first || at - first >= have) {
 			have = n - at < 8 ? n - at : 8;
@@ -56,27 +60,43 @@ const struct xom_plan_head *xom_store_read_find(struct xom_store *s,
 		const struct xom_store_slot *sl = &slot[at - first];
 		if (!sl->len)
 			return NULL;
-		if (sl->hash != hash || !xom_store_slot_ok(sl, s->len))
+		if (sl->hash != w->hash || !xom_store_slot_ok(sl, s->len))
 			continue;
 		if (!buf) {
 			buf = xom_batch_spare(&room);
 			room = room < XOM_READ_BYTES ? room : XOM_READ_BYTES;
 		}
 		if (sl->len > room - used)
-			return map_instead(s, k);
+			return map_instead(s, w);
 		char *at_buf = buf + used;
 		long got = x_pread(s->fd, at_buf, sl->len, (long)sl->off);
 		if (got > 0 && used + (size_t)got > touched)
 			touched = used + (size_t)got;
 		if (got != (long)sl->len)
 			return NULL;
-		const struct xom_plan_head *h = xom_store_plan(at_buf, sl->len, k);
+		const void *h = w->key ? (const void *)xom_store_plan(at_buf, sl->len, w->key)
+		                : xom_set_check(at_buf, sl->len, w->hash) ? NULL : at_buf;
 		if (h) {
 			used += (sl->len + 7) & ~(size_t)7;
 			return h;
 		}
 	}
 	return NULL;
+}
+
+const struct xom_plan_head *xom_store_read_find(struct xom_store *s,
+                                               const struct xom_plan_key *k)
+{
+	struct want w = { k, xom_key_hash(k) };
+
+	return read_find(s, &w);
+}
+
+const struct xom_set_head *xom_store_read_set(struct xom_store *s, uint64_t hash)
+{
+	struct want w = { NULL, hash };
+
+	return read_find(s, &w);
 }
 
 void xom_store_read_wipe(void)

@@ -52,12 +52,16 @@ int xom_write_all(int fd, const void *p, size_t n);
 /*
  * Adds plans to the store in dir: writes their symbol files, merges them
  * into the index under the store's lock, and replaces the index by rename.
+ * With nkeys >= 2, it also adds the set (xom_plan.h) of the plans for keys,
+ * a batch's keys in its order, of those that the new plans and the store
+ * hold, replacing any set of the same keys.
  * dir is created when missing, mode 0700 for a user's store, 0755 for a
  * shared one (the system store), and must be the caller's and writable by
  * nobody else.  Returns 0, or -1 with why set.
  */
 int xom_store_add(const char *dir, int shared, const struct xom_built *b,
-                  size_t n, char *why, size_t cap);
+                  size_t n, const struct xom_plan_key *keys, size_t nkeys,
+                  char *why, size_t cap);
 
 /* What xom_store_prune did. */
 struct xom_prune {
@@ -68,8 +72,9 @@ struct xom_prune {
 
 /*
  * Drops from the store in dir, under its lock, the plans for which
- * drop(plan, arg) returns 1, replacing the index by rename only when one
- * was dropped, and deletes the symbol files that no plan left names, and
+ * drop(plan, arg) returns 1 and the sets that hold one of them, replacing
+ * the index by rename only when one was dropped, and deletes the symbol
+ * files that no plan left names, and
  * the temporary files of writers that died.  A damaged index is left for
  * the next writer to replace.  The store must exist and be the caller's
  * (as for xom_store_add).  Returns 0, or -1 with why set.

@@ -154,6 +154,31 @@ void xom_key_name(const struct xom_plan_key *k, char *out, size_t cap)
 	out[n] = 0;
 }
 
+static int hex_digit(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+int xom_key_parse(const char *name, struct xom_plan_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->kind = XOM_KEY_BUILD_ID;
+	/* A build-id in hex may start with an f too; its name is even. */
+	if (*name == 'f' && strlen(name) % 2) {
+		k->kind = XOM_KEY_IDENT;
+		name++;
+	}
+	for (; name[0]; name += 2) {
+		int hi = hex_digit(name[0]), lo = hi < 0 ? -1 : hex_digit(name[1]);
+		if (lo < 0 || k->len >= sizeof(k->bytes))
+			return -1;
+		k->bytes[k->len++] = (uint8_t)(hi << 4 | lo);
+	}
+	if (k->kind == XOM_KEY_IDENT ? k->len != sizeof(struct xom_file_ident) : !k->len)
+		return -1;
+	return 0;
+}
+
 uint64_t xom_key_hash(const struct xom_plan_key *k)
 {
 	return xom_hash(xom_hash(XOM_HASH_INIT, &k->kind, 1), k->bytes, k->len);
@@ -257,6 +282,66 @@ const struct xom_plan_head *xom_store_find(const void *index, size_t len,
 		const struct xom_plan_head *p = slot_plan(index, len, &slot[at], k);
 		if (p)
 			return p;
+	}
+	return NULL;
+}
+
+/* ---- plan sets ------------------------------------------------------------ */
+
+uint64_t xom_set_hash(uint64_t h, const struct xom_plan_key *k)
+{
+	return xom_hash(xom_hash(h, &k->kind, 2), k->bytes, k->len);
+}
+
+int xom_set_check(const void *buf, size_t len, uint64_t hash)
+{
+	const struct xom_set_head *s = buf;
+
+	return len >= sizeof(*s) && !((uintptr_t)buf & 7)
+	       && !memcmp(s->magic, XOM_SET_MAGIC, 8) && s->total == len
+	       && s->hash == hash ? 0 : -1;
+}
+
+static const void *set_next(const struct xom_set_head *s, size_t *at, size_t *len)
+{
+	size_t off = *at ? *at + pad8(*len) : sizeof(*s);
+	const struct xom_plan_head *p = (const void *)((const char *)s + off);
+
+	if (off > s->total || s->total - off < sizeof(*p) || p->total < sizeof(*p)
+	    || p->total > s->total - off)
+		return NULL;
+	*at = off;
+	*len = p->total;
+	return p;
+}
+
+const struct xom_plan_head *xom_set_plan(const struct xom_set_head *s,
+                                         size_t *at, size_t *len)
+{
+	const struct xom_plan_head *p;
+	const char *why;
+
+	while ((p = set_next(s, at, len)) != NULL)
+		if (xom_plan_check(p, *len, &why) == 0
+		    && p->scan_version == XOM_PLAN_SCAN_VERSION)
+			return p;
+	return NULL;
+}
+
+const struct xom_set_head *xom_store_find_set(const void *index, size_t len,
+                                              uint64_t hash)
+{
+	const struct xom_store_head *h = index;
+	const struct xom_store_slot *slot = (const void *)(h + 1);
+
+	if (!h->nslots)
+		return NULL;
+	for (uint32_t i = 0, at = (uint32_t)hash & (h->nslots - 1);
+	     i < h->nslots && slot[at].len; i++, at = (at + 1) & (h->nslots - 1)) {
+		if (slot[at].hash == hash && xom_store_slot_ok(&slot[at], len)
+		    && !xom_set_check((const char *)index + slot[at].off,
+		                      slot[at].len, hash))
+			return (const void *)((const char *)index + slot[at].off);
 	}
 	return NULL;
 }

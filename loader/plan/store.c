@@ -22,7 +22,14 @@
 
 #include "build.h"
 
-struct entry { const struct xom_plan_head *plan; uint64_t hash; };
+/* What the index holds: a plan under its key's hash, or a set of plans
+ * (xom_plan.h) under the hash of its batch's keys. */
+struct entry {
+	const void *blob;
+	uint32_t len;
+	int set;
+	uint64_t hash;
+};
 
 int xom_write_all(int fd, const void *p, size_t n)
 {
@@ -102,40 +109,51 @@ static void *map_index(const char *dir, size_t *len)
 	return p;
 }
 
-static int has_key(const struct entry *e, size_t n, const struct xom_plan_key *k,
-                   uint64_t hash)
+static struct entry plan_entry(const struct xom_plan_head *p, uint64_t hash)
+{
+	return (struct entry){ p, p->total, 0, hash };
+}
+
+/* Whether e already holds the plan for k, or the set for hash (set). */
+static int has_entry(const struct entry *e, size_t n, const struct xom_plan_key *k,
+                     uint64_t hash, int set)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct xom_plan_key got;
-		if (e[i].hash != hash)
+		if (e[i].hash != hash || e[i].set != set)
 			continue;
-		xom_plan_key_of(e[i].plan, &got);
+		if (set)
+			return 1;
+		xom_plan_key_of(e[i].blob, &got);
 		if (xom_key_equal(&got, k))
 			return 1;
 	}
 	return 0;
 }
 
-/* The old index's plans that no new plan replaces, after the new ones. */
-static size_t old_plans(const void *index, size_t len, struct entry *e,
-                        size_t n, size_t cap)
+/* The old index's plans and sets that no new one replaces, after the new
+ * ones (those of sets only with sets set). */
+static size_t old_entries(const void *index, size_t len, struct entry *e,
+                          size_t n, size_t cap, int sets)
 {
 	const struct xom_store_head *h = index;
 	const struct xom_store_slot *s = (const void *)(h + 1);
 	const char *why;
 
 	for (uint32_t i = 0; i < h->nslots && n < cap; i++) {
-		if (!s[i].len || s[i].off % 8 || s[i].off > len
-		    || s[i].len > len - s[i].off)
+		if (!s[i].len || !xom_store_slot_ok(&s[i], len))
 			continue;
-		const struct xom_plan_head *p = (const void *)((const char *)index + s[i].off);
+		const void *p = (const char *)index + s[i].off;
 		struct xom_plan_key k;
-		if (xom_plan_check(p, s[i].len, &why) != 0)
-			continue;
-		xom_plan_key_of(p, &k);
-		uint64_t hash = xom_key_hash(&k);
-		if (!has_key(e, n, &k, hash))
-			e[n++] = (struct entry){ p, hash };
+		if (!sets && xom_plan_check(p, s[i].len, &why) == 0) {
+			xom_plan_key_of(p, &k);
+			uint64_t hash = xom_key_hash(&k);
+			if (!has_entry(e, n, &k, hash, 0))
+				e[n++] = plan_entry(p, hash);
+		} else if (sets && xom_set_check(p, s[i].len, s[i].hash) == 0
+		           && !has_entry(e, n, NULL, s[i].hash, 1)) {
+			e[n++] = (struct entry){ p, s[i].len, 1, s[i].hash };
+		}
 	}
 	return n;
 }
@@ -149,7 +167,7 @@ static void *build_index(const struct entry *e, size_t n, size_t *len)
 	size_t total = sizeof(struct xom_store_head)
 	               + (size_t)nslots * sizeof(struct xom_store_slot);
 	for (size_t i = 0; i < n; i++)
-		total += e[i].plan->total;
+		total += e[i].len;
 	if (total > XOM_STORE_MAX)
 		return NULL;
 	char *buf = calloc(1, total);
@@ -168,10 +186,9 @@ static void *build_index(const struct entry *e, size_t n, size_t *len)
 		uint32_t k = (uint32_t)e[i].hash & (nslots - 1);
 		while (slot[k].len)
 			k = (k + 1) & (nslots - 1);
-		slot[k] = (struct xom_store_slot){ e[i].hash, (uint32_t)at,
-		                                   e[i].plan->total };
-		memcpy(buf + at, e[i].plan, e[i].plan->total);
-		at += e[i].plan->total;
+		slot[k] = (struct xom_store_slot){ e[i].hash, (uint32_t)at, e[i].len };
+		memcpy(buf + at, e[i].blob, e[i].len);
+		at += e[i].len;
 	}
 	xom_store_seal_head(h);
 	*len = total;
@@ -200,13 +217,67 @@ static int write_syms(const char *dir, const struct xom_built *b, size_t n,
 	return 0;
 }
 
+/* The plan for k among the first n entries (plans first), or NULL. */
+static const struct xom_plan_head *entry_plan(const struct entry *e, size_t n,
+                                              const struct xom_plan_key *k)
+{
+	uint64_t hash = xom_key_hash(k);
+
+	for (size_t i = 0; i < n && !e[i].set; i++) {
+		struct xom_plan_key got;
+		xom_plan_key_of(e[i].blob, &got);
+		if (e[i].hash == hash && xom_key_equal(&got, k))
+			return e[i].blob;
+	}
+	return NULL;
+}
+
+/* A new set of the plans for the keys in e's plans, in their order, or
+ * NULL when fewer than two of them have a plan there. */
+static struct xom_set_head *make_set(const struct entry *e, size_t n,
+                                     const struct xom_plan_key *keys, size_t nkeys)
+{
+	uint64_t hash = XOM_SET_HASH_INIT;
+	size_t total = sizeof(struct xom_set_head), found = 0;
+
+	for (size_t i = 0; i < nkeys; i++) {
+		const struct xom_plan_head *p = entry_plan(e, n, &keys[i]);
+		hash = xom_set_hash(hash, &keys[i]);
+		if (p) {
+			total += p->total;
+			found++;
+		}
+	}
+	if (found < 2 || total > XOM_PLAN_MAX * 4ull)
+		return NULL;
+	struct xom_set_head *s = calloc(1, total);
+	if (!s)
+		return NULL;
+	memcpy(s->magic, XOM_SET_MAGIC, 8);
+	s->total = (uint32_t)total;
+	s->nplans = (uint32_t)found;
+	s->hash = hash;
+	char *at = (char *)(s + 1);
+	for (size_t i = 0; i < nkeys; i++) {
+		const struct xom_plan_head *p = entry_plan(e, n, &keys[i]);
+		if (p) {
+			memcpy(at, p, p->total);
+			at += p->total;
+		}
+	}
+	return s;
+}
+
 static int merge_index(const char *dir, const struct xom_built *b, size_t n,
+                       const struct xom_plan_key *keys, size_t nkeys,
                        char *why, size_t cap)
 {
 	size_t old_len = 0, len = 0, k = 0;
 	void *old = map_index(dir, &old_len);
-	size_t most = n + (old ? ((const struct xom_store_head *)old)->nslots : 0);
+	size_t most = n + 1 + (old ? ((const struct xom_store_head *)old)->nslots : 0);
 	struct entry *e = calloc(most + 1, sizeof(*e));
+	struct xom_set_head *set = NULL;
+	void *index = NULL;
 	int rc = -1;
 
 	if (!e) {
@@ -219,12 +290,19 @@ static int merge_index(const char *dir, const struct xom_built *b, size_t n,
 			continue;
 		xom_plan_key_of(b[i].plan, &key);
 		uint64_t hash = xom_key_hash(&key);
-		if (!has_key(e, k, &key, hash))
-			e[k++] = (struct entry){ b[i].plan, hash };
+		if (!has_entry(e, k, &key, hash, 0))
+			e[k++] = plan_entry(b[i].plan, hash);
 	}
 	if (old)
-		k = old_plans(old, old_len, e, k, most);
-	void *index = build_index(e, k, &len);
+		k = old_entries(old, old_len, e, k, most, 0);
+	size_t plans = k;
+	if (nkeys >= 2 && (set = make_set(e, plans, keys, nkeys)) != NULL)
+		e[k++] = (struct entry){ set, set->total, 1, set->hash };
+	if (old)
+		k = old_entries(old, old_len, e, k, most, 1);
+	/* Sets are a shortcut: an index too large with them is made without. */
+	if (!(index = build_index(e, k, &len)) && k > plans)
+		index = build_index(e, plans, &len);
 	if (!index) {
 		snprintf(why, cap, "the index would be too large");
 		goto out;
@@ -232,6 +310,7 @@ static int merge_index(const char *dir, const struct xom_built *b, size_t n,
 	rc = replace_file(dir, XOM_STORE_INDEX, index, len, why, cap);
 	free(index);
 out:
+	free(set);
 	free(e);
 	if (old)
 		munmap(old, old_len);
@@ -303,7 +382,8 @@ static int lock_store(const char *dir, int shared, char *why, size_t cap)
 }
 
 int xom_store_add(const char *dir, int shared, const struct xom_built *b,
-                  size_t n, char *why, size_t cap)
+                  size_t n, const struct xom_plan_key *keys, size_t nkeys,
+                  char *why, size_t cap)
 {
 	/* A file-size limit must fail the write, not kill the writer. */
 	signal(SIGXFSZ, SIG_IGN);
@@ -314,7 +394,7 @@ int xom_store_add(const char *dir, int shared, const struct xom_built *b,
 		return -1;
 	int rc = -1;
 	if (write_syms(dir, b, n, why, cap) == 0)
-		rc = merge_index(dir, b, n, why, cap);
+		rc = merge_index(dir, b, n, keys, nkeys, why, cap);
 	close(fd);
 	return rc;
 }
@@ -335,7 +415,7 @@ static char (*key_names(const struct entry *e, size_t n))[XOM_KEY_NAME_MAX]
 		return NULL;
 	for (size_t i = 0; i < n; i++) {
 		struct xom_plan_key k;
-		xom_plan_key_of(e[i].plan, &k);
+		xom_plan_key_of(e[i].blob, &k);
 		xom_key_name(&k, names[i], sizeof(names[i]));
 	}
 	qsort(names, n, sizeof(*names), name_cmp);
@@ -387,6 +467,21 @@ static void drop_orphans(const char *dir, char (*names)[XOM_KEY_NAME_MAX],
 	closedir(dp);
 }
 
+/* Whether a set holds a plan that is not among the n kept ones. */
+static int set_dropped(const struct xom_set_head *s, const struct entry *kept,
+                       size_t n)
+{
+	size_t at = 0, len = 0;
+
+	for (const struct xom_plan_head *p; (p = xom_set_plan(s, &at, &len)) != NULL; ) {
+		struct xom_plan_key k;
+		xom_plan_key_of(p, &k);
+		if (!entry_plan(kept, n, &k))
+			return 1;
+	}
+	return 0;
+}
+
 int xom_store_prune(const char *dir, int shared,
                     int (*drop)(const struct xom_plan_head *p, void *arg),
                     void *arg, struct xom_prune *r, char *why, size_t cap)
@@ -420,17 +515,28 @@ int xom_store_prune(const char *dir, int shared,
 		snprintf(why, cap, "out of memory");
 		goto out;
 	}
-	size_t total = old ? old_plans(old, old_len, all, 0, nslots) : 0;
+	size_t total = old ? old_entries(old, old_len, all, 0, nslots, 0) : 0;
 	for (size_t i = 0; i < total; i++) {
-		if (!drop(all[i].plan, arg)) {
+		if (!drop(all[i].blob, arg)) {
 			e[n++] = all[i];
 			continue;
 		}
 		r->dropped++;
-		r->bytes += all[i].plan->total;
+		r->bytes += all[i].len;
 	}
 	r->kept = n;
-	if (r->dropped) {
+	/* A set goes with any plan of it that goes. */
+	size_t plans = n, sets = 0;
+	total = old ? old_entries(old, old_len, all, 0, nslots, 1) : 0;
+	for (size_t i = 0; i < total; i++) {
+		if (set_dropped(all[i].blob, e, plans)) {
+			sets++;
+			r->bytes += all[i].len;
+		} else {
+			e[n++] = all[i];
+		}
+	}
+	if (r->dropped || sets) {
 		if (!(idx = build_index(e, n, &len))) {
 			snprintf(why, cap, "out of memory");
 			goto out;
@@ -438,8 +544,8 @@ int xom_store_prune(const char *dir, int shared,
 		if (replace_file(dir, XOM_STORE_INDEX, idx, len, why, cap) != 0)
 			goto out;
 	}
-	if ((names = key_names(e, n)) != NULL)
-		drop_orphans(dir, names, n, r);
+	if ((names = key_names(e, plans)) != NULL)
+		drop_orphans(dir, names, plans, r);
 	rc = 0;
 out:
 	free(names);

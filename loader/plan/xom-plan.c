@@ -1,13 +1,17 @@
 /*
  * xom-plan - the helper that the runtime runs on a plan-store miss:
  *
- *   xom-plan [--store DIR [--fallback DIR]] [--jobs N] [--quiet] [--] FILE...
+ *   xom-plan [--store DIR [--fallback DIR] [--set KEY,...]] [--jobs N]
+ *            [--quiet] [--] FILE...
  *
  * scans each FILE (several at once, one thread per core), writes one record
  * per FILE to stdout in the order given - its plan, or a failure record
  * saying why there is none (xom_plan.h) - and, with --store, adds the plans
  * and their symbol files to the user's store in DIR, or, when that cannot
- * be written, in the --fallback DIR, saying so.  Capstone and libelf are
+ * be written, in the --fallback DIR, saying so.  --set names the keys of
+ * the runtime's whole batch, in its order (xom_key_name): the plans for
+ * them that the store then holds are also kept as one set (xom_plan.h),
+ * which the batch's next run reads at once.  Capstone and libelf are
  * loaded only in this short-lived process, never in the host.
  *
  * It is linked statically: the dynamic linker never runs for it, so neither
@@ -49,15 +53,40 @@ static int write_noplan(const struct xom_built *b)
 	return xom_write_all(1, buf, total);
 }
 
+/* The keys of --set, or NULL (with *n 0) when it names none that can be
+ * read: a set is only a shortcut, so a bad one is dropped, not refused. */
+static struct xom_plan_key *set_keys(char *list, size_t *n)
+{
+	size_t most = 1;
+	struct xom_plan_key *k;
+
+	*n = 0;
+	for (const char *c = list; c && *c; c++)
+		most += *c == ',';
+	if (!list || !(k = calloc(most, sizeof(*k))))
+		return NULL;
+	for (char *save = NULL, *name = strtok_r(list, ",", &save); name;
+	     name = strtok_r(NULL, ",", &save)) {
+		if (xom_key_parse(name, &k[*n]) != 0) {
+			free(k);
+			*n = 0;
+			return NULL;
+		}
+		++*n;
+	}
+	return k;
+}
+
 /* Adds the plans to the user's store, or to the fallback, saying so. */
 static void keep(const char *store, const char *fallback,
-                 const struct xom_built *b, size_t n, int quiet)
+                 const struct xom_built *b, size_t n,
+                 const struct xom_plan_key *keys, size_t nkeys, int quiet)
 {
 	char why[600], why2[600];
 
-	if (!store || xom_store_add(store, 0, b, n, why, sizeof(why)) == 0)
+	if (!store || xom_store_add(store, 0, b, n, keys, nkeys, why, sizeof(why)) == 0)
 		return;
-	int kept = fallback && xom_store_add(fallback, 0, b, n, why2,
+	int kept = fallback && xom_store_add(fallback, 0, b, n, keys, nkeys, why2,
 	                                     sizeof(why2)) == 0;
 	if (quiet)
 		return;
@@ -72,7 +101,7 @@ static void keep(const char *store, const char *fallback,
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: xom-plan [--store DIR [--fallback DIR]] [--jobs N] [--quiet] [--] FILE...\n");
+	fprintf(stderr, "usage: xom-plan [--store DIR [--fallback DIR] [--set KEY,...]] [--jobs N] [--quiet] [--] FILE...\n");
 }
 
 int main(int argc, char **argv)
@@ -82,9 +111,11 @@ int main(int argc, char **argv)
 		{ "fallback", required_argument, NULL, 'f' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "set", required_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *store = NULL, *fallback = NULL;
+	char *set = NULL;
 	int jobs = 0, quiet = 0, c;
 	sigset_t none;
 
@@ -93,7 +124,7 @@ int main(int argc, char **argv)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	prctl(PR_SET_NAME, "xom-plan");
-	while ((c = getopt_long(argc, argv, "+s:f:j:q", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+s:f:j:qS:", longs, NULL)) != -1) {
 		if (c == 's')
 			store = optarg;
 		else if (c == 'f')
@@ -102,6 +133,8 @@ int main(int argc, char **argv)
 			jobs = atoi(optarg);
 		else if (c == 'q')
 			quiet = 1;
+		else if (c == 'S')
+			set = optarg;
 		else
 			return usage(), XOM_EXIT_USAGE;
 	}
@@ -118,7 +151,10 @@ int main(int argc, char **argv)
 	xom_plan_files(b, n, jobs, NULL, NULL);
 
 	int status = XOM_EXIT_OK;
-	keep(store, fallback, b, n, quiet);
+	size_t nkeys;
+	struct xom_plan_key *keys = set_keys(set, &nkeys);
+	keep(store, fallback, b, n, keys, nkeys, quiet);
+	free(keys);
 	for (size_t i = 0; i < n; i++) {
 		int bad = b[i].plan ? xom_write_all(1, b[i].plan, b[i].plan->total)
 		                    : write_noplan(&b[i]);

@@ -137,6 +137,8 @@ int xom_key_equal(const struct xom_plan_key *a, const struct xom_plan_key *b);
  * hex; cap must be at least XOM_KEY_NAME_MAX. */
 #define XOM_KEY_NAME_MAX 132
 void xom_key_name(const struct xom_plan_key *k, char *out, size_t cap);
+/* The key a name of xom_key_name's stands for; 0, or -1 if it is none. */
+int xom_key_parse(const char *name, struct xom_plan_key *k);
 
 /*
  * A failed plan, in the helper's output: the same first five fields, magic
@@ -187,6 +189,38 @@ const struct xom_plan_head *xom_store_find(const void *index, size_t len,
 int xom_store_slot_ok(const struct xom_store_slot *s, uint64_t len);
 const struct xom_plan_head *xom_store_plan(const void *plan, size_t len,
                                            const struct xom_plan_key *k);
+
+/* ---- plan sets ------------------------------------------------------------ */
+
+/*
+ * A set holds copies of the plans of one batch of objects (a program's
+ * start-up, say), in the batch's order, under one slot of the index, so
+ * that the batch finds them all in one read instead of a slot and a plan
+ * each.  Its slot's hash is the batch's keys folded in order with
+ * xom_set_hash.  A set is only a shortcut: each plan in it is checked and
+ * compared with its object's key like any other (xom_store_plan), and an
+ * object whose plan is not in it is looked up alone.  Plans keep their own
+ * slots; `xom cache` sees only those.
+ *   head, then nplans plans, each 8-byte aligned; total is the whole.
+ */
+#define XOM_SET_MAGIC "XOMPSET1"
+#define XOM_SET_HASH_INIT 0x9e3779b97f4a7c15ull
+struct xom_set_head {
+	char magic[8];
+	uint32_t total, nplans;
+	uint64_t hash;                  /* the slot's: xom_set_hash of the keys */
+};
+uint64_t xom_set_hash(uint64_t h, const struct xom_plan_key *k);
+/* Whether buf (len bytes) is a set for hash: its head only. */
+int xom_set_check(const void *buf, size_t len, uint64_t hash);
+/* The next well-formed plan of this scanner version in a checked set, after
+ * the one at offset *at (*at 0: from the start), with its length in *len,
+ * or NULL at the end.  Damaged plans are passed over. */
+const struct xom_plan_head *xom_set_plan(const struct xom_set_head *s,
+                                         size_t *at, size_t *len);
+/* The set for hash in a checked index of len bytes, or NULL. */
+const struct xom_set_head *xom_store_find_set(const void *index, size_t len,
+                                              uint64_t hash);
 
 /* ---- symbol files -------------------------------------------------------- */
 

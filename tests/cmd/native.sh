@@ -780,6 +780,27 @@ test_cache_stale() {
 	export XDG_CACHE_HOME=$tmp/cache
 }
 
+# A program's start-up keeps a set of its plans (loader/plan/xom_plan.h);
+# prune drops a set with any plan that it drops, and keeps the others.
+test_cache_prune_sets() {
+	local i
+	export XDG_CACHE_HOME=$tmp/cps
+	sets() { grep -ao XOMPSET1 "$tmp/cps/xom/plans" | wc -l; }
+	for i in 1 2; do
+		cp "$cache/libcachenoid.so" "$tmp/set$i.so"
+		XOM_OPTIONS=store=off:backend=none LD_PRELOAD="$B/libxom.so $tmp/set$i.so" \
+			"$probe" exit 0 >/dev/null 2>&1
+	done
+	local before=$(sets)
+	rm "$tmp/set1.so"
+	"$xom" cache prune -q
+	[ "$before" = 2 ] && [ "$(sets)" = 1 ] &&
+		XOM_OPTIONS=store=off:backend=none:verbose=1 LD_PRELOAD="$B/libxom.so $tmp/set2.so" \
+			"$probe" exit 0 2>&1 >/dev/null | grep -q "set2.so: [0-9]* pages\{0,1\} execute-only" &&
+		t_pass cache-prune-sets || t_fail cache-prune-sets "sets: $before, then $(sets)"
+	export XDG_CACHE_HOME=$tmp/cache
+}
+
 # Prune while programs run and scan into the same store: nothing kept is
 # lost, and the index is never torn.
 test_cache_prune_concurrent() {
@@ -1009,7 +1030,7 @@ for t in test_help test_usage test_run_options test_run_static test_run_setuid \
 	test_check_values test_check_options test_check_cache test_check_fallback test_status \
 	test_status_gone test_status_count test_install test_man test_readme_keys \
 	test_cache_usage test_cache_build_closure test_cache_build_errors \
-	test_cache_progress test_cache_stale test_cache_prune_concurrent \
+	test_cache_progress test_cache_stale test_cache_prune_sets test_cache_prune_concurrent \
 	test_cache_system_root test_cache_system_walk test_cache_system_store \
 	test_cache_stores test_cache_hook \
 	test_enable test_enable_refuses test_status_system test_check_conf \

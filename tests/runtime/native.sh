@@ -180,11 +180,22 @@ fi
 chmod 666 "$IDX"
 corrupt writable "not yours alone"
 # A damaged plan inside a whole index: that plan is not used, it is made
-# again, and the rest stay.
-size=$(stat -c %s "$IDX")
-printf 'Z' | dd of="$IDX" bs=1 seek=$((size - 40)) conv=notrunc 2>/dev/null
+# again, and the rest stay.  Its copy in the start-up's set goes too.
+"$T" damage "$IDX" both libc.so.6 >/dev/null
 run "backend=none:verbose=1" /bin/true
 t_check store-plan-byte 'grep -q "libc.so.6: [0-9]* pages" $W/err && grep -q "scanning 1 object " $W/err' "$(err)"
+# The scan kept a new set of the start-up's plans.  It is what a warm start
+# reads: with the plan alone damaged, nothing is scanned...
+"$T" damage "$IDX" alone libc.so.6 >/dev/null
+run "backend=none:verbose=1" /bin/true
+t_check store-set-used 'grep -q "libc.so.6: [0-9]* pages" $W/err && ! grep -q "scanning" $W/err' "$(err)"
+# ... and a damaged copy in the set is passed over for the plan alone (both
+# damaged first: the scan makes both again, then the set's copy is broken).
+"$T" damage "$IDX" set libc.so.6 >/dev/null
+run "backend=none:verbose=1" /bin/true
+"$T" damage "$IDX" set libc.so.6 >/dev/null
+run "backend=none:verbose=1" /bin/true
+t_check store-set-damaged 'grep -q "libc.so.6: [0-9]* pages" $W/err && ! grep -q "scanning" $W/err && [ $(lines $W/err) = 4 ]' "$(err)"
 # A small batch (up to 8 objects: /bin/true, a dlopen) reads its plans
 # from the index with pread; a larger one (manyprog: 10 libraries of its
 # own) maps the index.  Both must find the same plans, and both must turn
@@ -197,8 +208,10 @@ many() { # many CACHE OPTIONS: manyprog warm or cold, in a cache of its own
 many "$W/many"
 many "$W/many"
 t_check store-mapped-warm '[ $rc = 0 ] && [ "$(cat $W/out)" = "many 135" ] && [ $(grep -Ec "libmany[0-9].so: [0-9]+ pages? execute-only" $W/err) = 10 ] && ! grep -q scanning $W/err' "rc $rc: $(err)"
-size=$(stat -c %s "$W/many/xom/plans")
-printf 'Z' | dd of="$W/many/xom/plans" bs=1 seek=$((size - 40)) conv=notrunc 2>/dev/null
+"$T" damage "$W/many/xom/plans" alone libmany3.so >/dev/null
+many "$W/many"
+t_check store-mapped-set-used '[ $rc = 0 ] && [ "$(cat $W/out)" = "many 135" ] && [ $(grep -Ec "libmany[0-9].so: [0-9]+ pages? execute-only" $W/err) = 10 ] && ! grep -q scanning $W/err' "rc $rc: $(err)"
+"$T" damage "$W/many/xom/plans" set libmany3.so >/dev/null
 many "$W/many"
 t_check store-mapped-plan-byte '[ $rc = 0 ] && [ "$(cat $W/out)" = "many 135" ] && grep -q "scanning 1 object " $W/err && [ $(grep -Ec "libmany[0-9].so: [0-9]+ pages? execute-only" $W/err) = 10 ]' "rc $rc: $(err)"
 # Loaded one by one after start-up, four more libraries take the table past

@@ -367,29 +367,93 @@ static int m_unprotect_code(int argc, char **argv)
  * page longer, sealed as if xom had written it: a plan that does not
  * match the mapping, for require=1 to refuse. */
 #include "../../loader/plan/xom_plan.h"
-static int m_tamper(int argc, char **argv)
+/* Calls fn on every plan of a store's index (mapped shared at p), alone
+ * (in_set 0) and in the sets (1), and counts the calls. */
+static int each_plan(char *p, void (*fn)(struct xom_plan_head *ph, int in_set,
+                                         void *arg), void *arg)
 {
-	test_name = "tamper";
-	CHECK(argc > 1, "usage: tamper INDEX");
-	int fd = open(argv[1], O_RDWR);
-	CHECK(fd >= 0, "open %s", argv[1]);
-	off_t len = lseek(fd, 0, SEEK_END);
-	char *p = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	CHECK(p != MAP_FAILED, "mmap");
 	const struct xom_store_head *h = (const void *)p;
 	const struct xom_store_slot *s = (const void *)(h + 1);
+	const char *why;
 	int n = 0;
+
 	for (uint32_t i = 0; i < h->nslots; i++) {
 		if (!s[i].len)
 			continue;
-		struct xom_plan_head *ph = (void *)(p + s[i].off);
-		((struct xom_plan_seg *)(ph + 1))->memsz += 4096;
-		xom_plan_seal(ph);
-		n++;
+		void *blob = p + s[i].off;
+		if (xom_plan_check(blob, s[i].len, &why) == 0) {
+			fn(blob, 0, arg);
+			n++;
+		} else if (xom_set_check(blob, s[i].len, s[i].hash) == 0) {
+			size_t at = 0, len = 0;
+			for (const struct xom_plan_head *ph; (ph = xom_set_plan(blob, &at, &len)); n++)
+				fn((struct xom_plan_head *)ph, 1, arg);
+		}
 	}
-	munmap(p, (size_t)len);
+	return n;
+}
+
+static char *map_index(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDWR);
+
+	if (fd < 0)
+		return NULL;
+	*len = (size_t)lseek(fd, 0, SEEK_END);
+	char *p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void widen_seg(struct xom_plan_head *ph, int in_set, void *arg)
+{
+	(void)in_set;
+	(void)arg;
+	((struct xom_plan_seg *)(ph + 1))->memsz += 4096;
+	xom_plan_seal(ph);
+}
+
+static int m_tamper(int argc, char **argv)
+{
+	size_t len;
+
+	test_name = "tamper";
+	CHECK(argc > 1, "usage: tamper INDEX");
+	char *p = map_index(argv[1], &len);
+	CHECK(p, "map %s", argv[1]);
+	int n = each_plan(p, widen_seg, NULL);
+	munmap(p, len);
 	PASS("(%d plans)", n);
+}
+
+struct damage { const char *name; int alone, in_set, n; };
+
+static void damage_one(struct xom_plan_head *ph, int in_set, void *arg)
+{
+	struct damage *d = arg;
+	const char *path = xom_plan_path(ph);
+	size_t n = strlen(path), k = strlen(d->name);
+
+	if (n < k || strcmp(path + n - k, d->name) || !(in_set ? d->in_set : d->alone))
+		return;
+	((char *)(ph + 1))[0] ^= 1;     /* its first segment, under the checksum */
+	d->n++;
+}
+
+static int m_damage(int argc, char **argv)
+{
+	size_t len;
+
+	test_name = "damage";
+	CHECK(argc > 3, "usage: damage INDEX alone|set|both NAME");
+	struct damage d = { argv[3], strcmp(argv[2], "set") != 0,
+	                    strcmp(argv[2], "alone") != 0, 0 };
+	char *p = map_index(argv[1], &len);
+	CHECK(p, "map %s", argv[1]);
+	each_plan(p, damage_one, &d);
+	munmap(p, len);
+	CHECK(d.n > 0, "no plan of %s (%s) in %s", d.name, argv[2], argv[1]);
+	PASS("(%d copies)", d.n);
 }
 
 /* runas UID [VAR=VALUE...] CMD...: runs CMD as UID with those variables
@@ -477,6 +541,7 @@ const struct mode harden_modes[] = {
 	{ "maxmaps", "N", "map N more pages", m_maxmaps },
 	{ "unprotect-code", "", "pkey_mprotect own code back to readable, read it", m_unprotect_code },
 	{ "tamper", "INDEX", "make a store's plans disagree with the files", m_tamper },
+	{ "damage", "INDEX alone|set|both NAME", "break the checksum of the plans of files named NAME, alone, in sets or both", m_damage },
 	{ "runas", "UID [VAR=VALUE...] CMD...", "run CMD as UID", m_runas },
 	{ "mdwe", "CMD...", "run CMD under a MemoryDenyWriteExecute filter", m_mdwe },
 	{ "nopkey", "EPERM|ENOSYS CMD...", "run CMD where seccomp refuses pkey_alloc", m_nopkey },
