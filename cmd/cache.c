@@ -52,14 +52,16 @@ const char cache_usage[] =
 	"       (root's, mode 0755) at DIR instead.  On a terminal one line shows\n"
 	"       the progress; a summary follows.\n"
 	"stats  for each store that the runtime reads, in its order: the plans\n"
-	"       and their size, the symbol files (which name functions in fault\n"
-	"       reports), the stale plans (whose file is gone or has changed),\n"
-	"       and when the oldest and newest symbol files were written.\n"
-	"       --list prints one line per plan instead: the store, the plan's\n"
-	"       state (current, gone, changed, unchecked) and its file.\n"
-	"prune  drops the stale plans and the symbol files that no plan names,\n"
-	"       from your cache and the fallback folder, or with --system (as\n"
-	"       root) from the system store.\n"
+	"       and their size, the sets of plans (copies of one start-up's\n"
+	"       plans, which its next run reads at once), the symbol files\n"
+	"       (which name functions in fault reports), the stale plans (whose\n"
+	"       file is gone or has changed), and when the oldest and newest\n"
+	"       symbol files were written.  --list prints one line per plan\n"
+	"       instead: the store, the plan's state (current, gone, changed,\n"
+	"       unchecked) and its file.\n"
+	"prune  drops the stale plans, the sets that hold one, and the symbol\n"
+	"       files that no plan names, from your cache and the fallback\n"
+	"       folder, or with --system (as root) from the system store.\n"
 	"\n"
 	"Options:\n"
 	"  --system        the system store (build: and every object of the system)\n"
@@ -277,10 +279,14 @@ static int prune_one(const char *dir, int shared, int quiet)
 		say("cannot prune %s: %s", dir, why);
 		return XOM_EXIT_ENV;
 	}
+	char sets[64] = "";
+	if (r.sets_dropped)
+		snprintf(sets, sizeof(sets), ", %zu set%s of plans", r.sets_dropped,
+		         r.sets_dropped == 1 ? "" : "s");
 	if (!quiet)
-		say("%s: dropped %zu plan%s (%zu file%s gone, %zu changed) and %zu symbol file%s, %.1f MB; %zu plan%s kept",
+		say("%s: dropped %zu plan%s (%zu file%s gone, %zu changed)%s and %zu symbol file%s, %.1f MB; %zu plan%s kept",
 		    dir, r.dropped, r.dropped == 1 ? "" : "s", d.gone, d.gone == 1 ? "" : "s",
-		    d.changed, r.syms_removed, r.syms_removed == 1 ? "" : "s",
+		    d.changed, sets, r.syms_removed, r.syms_removed == 1 ? "" : "s",
 		    (double)r.bytes / 1e6, r.kept, r.kept == 1 ? "" : "s");
 	return XOM_EXIT_OK;
 }

@@ -111,6 +111,8 @@ const struct xom_plan_head *store_find(const struct store_index *ix,
 /* Calls fn for each plan of ix that is whole. */
 void store_each(const struct store_index *ix,
                 void (*fn)(const struct xom_plan_head *p, void *arg), void *arg);
+/* How many sets of plans (xom_plan.h) ix holds, and their bytes. */
+size_t store_sets(const struct store_index *ix, uint64_t *bytes);
 
 /*
  * Whether the runtime reads the store in dir: for the system store, dir

@@ -22,8 +22,8 @@ struct tally {
 	const char *label;              /* --list: one line per plan */
 	const char *dir;
 	size_t missing;                 /* plans whose symbol file is not there */
-	size_t plans, gone, changed, unchecked;
-	uint64_t plan_bytes;
+	size_t plans, gone, changed, unchecked, sets;
+	uint64_t plan_bytes, set_bytes;
 	size_t sym_files, orphans;
 	uint64_t sym_bytes;
 	time_t oldest, newest;
@@ -117,11 +117,13 @@ static void report(const char *label, const char *dir, const char *state,
 			printf(", \"why\": ");
 			put_json_str(why);
 		}
-		printf(", \"plans\": %zu, \"plan_bytes\": %llu, \"stale\": %zu, \"gone\": %zu, "
+		printf(", \"plans\": %zu, \"plan_bytes\": %llu, \"sets\": %zu, \"set_bytes\": %llu, "
+		       "\"stale\": %zu, \"gone\": %zu, "
 		       "\"changed\": %zu, \"unchecked\": %zu, \"sym_files\": %zu, "
 		       "\"sym_bytes\": %llu, \"orphans\": %zu, \"sym_missing\": %zu, "
 		       "\"oldest\": \"%s\", \"newest\": \"%s\"}\n", t->plans,
-		       (unsigned long long)t->plan_bytes,
+		       (unsigned long long)t->plan_bytes, t->sets,
+		       (unsigned long long)t->set_bytes,
 		       t->gone + t->changed, t->gone, t->changed, t->unchecked,
 		       t->sym_files, (unsigned long long)t->sym_bytes, t->orphans, t->missing,
 		       t->oldest ? from : "", t->newest ? to : "");
@@ -135,6 +137,9 @@ static void report(const char *label, const char *dir, const char *state,
 	if (!trusted)
 		printf("  %-13s %s\n", "ignored", why);
 	printf("  %-13s %zu (%.1f MB)\n", "plans", t->plans, (double)t->plan_bytes / 1e6);
+	if (t->sets)
+		printf("  %-13s %zu (%.1f MB): copies of the plans of one start-up or dlopen each, read at once\n",
+		       "sets", t->sets, (double)t->set_bytes / 1e6);
 	printf("  %-13s %zu: %zu file%s gone, %zu changed\n", "stale",
 	       t->gone + t->changed, t->gone, t->gone == 1 ? "" : "s", t->changed);
 	if (t->unchecked)
@@ -193,6 +198,7 @@ static int stats_one(const char *label, const char *dir, int system, int json,
 	}
 	t.dir = dir;
 	store_each(&ix, count_plan, &t);
+	t.sets = store_sets(&ix, &t.set_bytes);
 	qsort(t.keys, t.nkeys, XOM_KEY_NAME_MAX, name_cmp);
 	count_syms(dir, &t);
 	report(label, dir, "ok", trusted ? NULL : why, trusted, &t, json);

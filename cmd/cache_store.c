@@ -86,6 +86,25 @@ void store_each(const struct store_index *ix,
 	}
 }
 
+size_t store_sets(const struct store_index *ix, uint64_t *bytes)
+{
+	const struct xom_store_head *h = ix->map;
+	size_t n = 0;
+
+	*bytes = 0;
+	if (!h)
+		return 0;
+	const struct xom_store_slot *s = (const void *)(h + 1);
+	for (uint32_t i = 0; i < h->nslots; i++)
+		if (s[i].len && xom_store_slot_ok(&s[i], ix->len)
+		    && xom_set_check((const char *)ix->map + s[i].off, s[i].len,
+		                     s[i].hash) == 0) {
+			n++;
+			*bytes += s[i].len;
+		}
+	return n;
+}
+
 /* One folder or file of a store: whose it must be, and who may write. */
 static int owned_right(const char *path, int dir, unsigned uid, char *why,
                        size_t cap)

@@ -157,7 +157,7 @@ static const struct xom_syms_head *map_syms(const struct xom_object *o,
 			continue;
 		void *p = NULL;
 		if (x_fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && !(st.st_mode & 022)
-		    && (st.st_uid == 0 || st.st_uid == x_geteuid())
+		    && (st.st_uid == 0 || st.st_uid == xom_euid)
 		    && st.st_size >= (off_t)sizeof(struct xom_syms_head)
 		    && st.st_size <= (off_t)XOM_SYMS_MAX)
 			p = x_mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);

@@ -47,13 +47,15 @@ static char lib_cwd[XOM_PATH_MAX] XOM_COLD;
  * variables that every process start touches.
  */
 #define MAX_ARGS 1100
-/* The kernel's limit on one argument (MAX_ARG_STRLEN), with its NUL. */
-#define MAX_ARG_BYTES (32 * 4096)
+/* At most this much of --set's keys: the kernel limits argv and the
+ * environment together to a quarter of the stack's limit, or 128 KB if
+ * that is more, and the files' paths need their share. */
+#define SET_ARG_MAX (32u << 10)
 struct scratch {
 	char helper[XOM_PATH_MAX];
 	char user[XOM_PATH_MAX], fallback[XOM_PATH_MAX];
 	char *argv[MAX_ARGS];
-	char set[MAX_ARG_BYTES];        /* --set's keys, comma-separated */
+	char set[SET_ARG_MAX];          /* --set's keys, comma-separated */
 	char stack1[16 << 10] __attribute__((aligned(16)));
 	char stack2[16 << 10] __attribute__((aligned(16)));
 };
@@ -123,7 +125,7 @@ static int open_helper(void)
 		why = "not an executable file";
 	else if (st.st_mode & 022)
 		why = "writable by others";
-	else if (st.st_uid != 0 && (xom_secure || st.st_uid != x_geteuid()))
+	else if (st.st_uid != 0 && (xom_secure || st.st_uid != xom_euid))
 		why = xom_secure ? "not owned by root" : "owned by another user";
 	if (why) {
 		x_close((int)fd);

@@ -175,11 +175,11 @@ struct xom_stores { struct xom_store s[XOM_NSTORES]; int read; };
 const char *xom_store_dir(int i, char *buf, size_t cap);
 /* Before a batch that looks up n objects. */
 void xom_stores_open(struct xom_stores *st, size_t n);
-const struct xom_plan_head *xom_stores_find(struct xom_stores *st,
-                                            const struct xom_plan_key *k,
-                                            int *which);
-/* The set of plans for a batch whose keys fold to hash, or NULL. */
-const struct xom_set_head *xom_stores_find_set(struct xom_stores *st,
+/* The plan for k in store i, and the set of plans in store i for a batch
+ * whose keys fold to hash; or NULL.  A store is opened when first asked. */
+const struct xom_plan_head *xom_stores_find(struct xom_stores *st, int i,
+                                            const struct xom_plan_key *k);
+const struct xom_set_head *xom_stores_find_set(struct xom_stores *st, int i,
                                                uint64_t hash);
 void xom_stores_close(struct xom_stores *st);
 /* storeread.c: the plan for k in a store that a small batch reads rather

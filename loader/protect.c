@@ -221,13 +221,16 @@ static int wants_plan(const struct arrival *a)
 	return !a->done && a->key.kind;
 }
 
-/* What one arrival is: known, left alone, or (1) in want of a plan. */
-static int classify(struct arrival *a)
+/* What one arrival is: known (done), left alone (done, or no key), or in
+ * want of a plan (wants_plan). */
+static void classify(struct arrival *a)
 {
 	struct xom_object *known = xom_object_find(a->bias, a->lo);
 
-	if (known && !((a->flags & XOM_OBJ_VERIFY) && !still_protected(known)))
-		return a->done = 1, 0;
+	if (known && !((a->flags & XOM_OBJ_VERIFY) && !still_protected(known))) {
+		a->done = 1;
+		return;
+	}
 	if (known)
 		xom_object_forget(known);       /* unloaded and mapped again */
 	if (!strncmp(a->name, "linux-vdso", 10)
@@ -235,7 +238,8 @@ static int classify(struct arrival *a)
 		a->path = "[vdso]";             /* no file; stays readable */
 		a->key.kind = 0;
 		remember(a, 0);
-		return a->done = 1, 0;
+		a->done = 1;
+		return;
 	}
 	int is_main = a->flags & XOM_OBJ_MAIN;
 	if (is_main && (!a->key.kind || xom_opt.exclude))
@@ -245,11 +249,11 @@ static int classify(struct arrival *a)
 			xom_say("%s: excluded; left unprotected", a->path);
 		a->key.kind = 0;
 		remember(a, 0);
-		return a->done = 1, 0;
+		a->done = 1;
+		return;
 	}
-	if (!a->key.kind && ident_key(a->path, &a->key) != 0)
-		return 0;
-	return 1;
+	if (!a->key.kind)
+		ident_key(a->path, &a->key);
 }
 
 /* The arrival's plan, from the set or alone.  Returns 1 when no store
@@ -262,38 +266,56 @@ static int found(struct arrival *a, const struct xom_plan_head *plan)
 	return !a->plan;
 }
 
+/* Gives each arrival still without a plan its copy in the set, if the set
+ * has one: the set's plans are in the arrivals' order, less those its
+ * store lacked when it was made, and less any damaged. */
+static void take_set(const struct xom_set_head *set)
+{
+	size_t at = 0, len = 0;
+	const struct xom_plan_head *next = set ? xom_set_plan(set, &at, &len) : NULL;
+
+	EACH_ARRIVAL(a) {
+		struct xom_plan_key k;
+		if (!next)
+			return;
+		if (!wants_plan(a))
+			continue;
+		xom_plan_key_of(next, &k);
+		if (!xom_key_equal(&k, &a->key))
+			continue;
+		if (!a->plan)
+			found(a, next);
+		next = xom_set_plan(set, &at, &len);
+	}
+}
+
 /*
- * Pass 2: the plans of the arrivals that want one.  A batch of two or more
- * first asks for its set (xom_plan.h), whose plans are in the arrivals'
- * order, less any the store lacked when it was made; an arrival whose
- * plan is not there, or whose copy there is damaged, is looked up alone.
- * Returns how many no store has.
+ * Pass 2: the plans of the arrivals that want one, store by store in the
+ * stores' order (system, user, fallback), each object's from the first
+ * store that has it.  In the stores the helper writes, a batch of two or
+ * more first asks for its set (xom_plan.h), then looks up alone what the
+ * set lacked.  `xom cache build` keeps no sets, so the system store is
+ * never asked for one.  Returns how many no store has.
  */
 static size_t find_plans(struct xom_stores *st)
 {
-	size_t want = 0, misses = 0, at = 0, len = 0;
+	size_t want = 0, misses = 0;
 	uint64_t hash = XOM_SET_HASH_INIT;
-	int which;
 
 	EACH_ARRIVAL(a)
 		if (wants_plan(a)) {
 			want++;
 			hash = xom_set_hash(hash, &a->key);
 		}
-	const struct xom_set_head *set = want >= 2 ? xom_stores_find_set(st, hash) : NULL;
-	const struct xom_plan_head *next = set ? xom_set_plan(set, &at, &len) : NULL;
-	EACH_ARRIVAL(a) {
-		if (!wants_plan(a))
-			continue;
-		struct xom_plan_key k;
-		if (next)
-			xom_plan_key_of(next, &k);
-		if (next && xom_key_equal(&k, &a->key)) {
-			misses += (size_t)found(a, next);
-			next = xom_set_plan(set, &at, &len);
-		} else {
-			misses += (size_t)found(a, xom_stores_find(st, &a->key, &which));
-		}
+	for (int i = 0; i < XOM_NSTORES; i++) {
+		if (i != XOM_STORE_SYSTEM && want >= 2)
+			take_set(xom_stores_find_set(st, i, hash));
+		misses = 0;
+		EACH_ARRIVAL(a)
+			if (wants_plan(a) && !a->plan)
+				misses += (size_t)found(a, xom_stores_find(st, i, &a->key));
+		if (!misses)
+			break;
 	}
 	return misses;
 }

@@ -162,33 +162,22 @@ static struct xom_store *store(struct xom_stores *st, int i)
 	return s;
 }
 
-const struct xom_set_head *xom_stores_find_set(struct xom_stores *st,
+const struct xom_set_head *xom_stores_find_set(struct xom_stores *st, int i,
                                                uint64_t hash)
 {
-	for (int i = 0; i < XOM_NSTORES; i++) {
-		struct xom_store *s = store(st, i);
-		const struct xom_set_head *set = s->map ? xom_store_find_set(s->map, s->len, hash)
-			: s->fd >= 0 && s->nslots ? xom_store_read_set(s, hash) : NULL;
-		if (set)
-			return set;
-	}
-	return NULL;
+	struct xom_store *s = store(st, i);
+
+	return s->map ? xom_store_find_set(s->map, s->len, hash)
+	       : s->fd >= 0 && s->nslots ? xom_store_read_set(s, hash) : NULL;
 }
 
-const struct xom_plan_head *xom_stores_find(struct xom_stores *st,
-                                            const struct xom_plan_key *k,
-                                            int *which)
+const struct xom_plan_head *xom_stores_find(struct xom_stores *st, int i,
+                                            const struct xom_plan_key *k)
 {
-	for (int i = 0; i < XOM_NSTORES; i++) {
-		struct xom_store *s = store(st, i);
-		const struct xom_plan_head *h = s->map ? xom_store_find(s->map, s->len, k)
-			: s->fd >= 0 && s->nslots ? xom_store_read_find(s, k) : NULL;
-		if (h) {
-			*which = i;
-			return h;
-		}
-	}
-	return NULL;
+	struct xom_store *s = store(st, i);
+
+	return s->map ? xom_store_find(s->map, s->len, k)
+	       : s->fd >= 0 && s->nslots ? xom_store_read_find(s, k) : NULL;
 }
 
 void xom_stores_close(struct xom_stores *st)

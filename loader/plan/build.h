@@ -66,6 +66,7 @@ int xom_store_add(const char *dir, int shared, const struct xom_built *b,
 /* What xom_store_prune did. */
 struct xom_prune {
 	size_t kept, dropped;           /* plans */
+	size_t sets_dropped;            /* sets that held a plan dropped */
 	size_t syms_removed;            /* symbol files no plan names any more */
 	uint64_t bytes;                 /* of the plans and files removed */
 };

@@ -180,7 +180,8 @@ static void *build_index(const struct entry *e, size_t n, size_t *len)
 	h->scan_version = XOM_PLAN_SCAN_VERSION;
 	h->total = total;
 	h->nslots = nslots;
-	h->nplans = (uint32_t)n;
+	for (size_t i = 0; i < n; i++)
+		h->nplans += !e[i].set;
 	size_t at = sizeof(*h) + (size_t)nslots * sizeof(*slot);
 	for (size_t i = 0; i < n; i++) {
 		uint32_t k = (uint32_t)e[i].hash & (nslots - 1);
@@ -225,8 +226,10 @@ static const struct xom_plan_head *entry_plan(const struct entry *e, size_t n,
 
 	for (size_t i = 0; i < n && !e[i].set; i++) {
 		struct xom_plan_key got;
+		if (e[i].hash != hash)
+			continue;
 		xom_plan_key_of(e[i].blob, &got);
-		if (e[i].hash == hash && xom_key_equal(&got, k))
+		if (xom_key_equal(&got, k))
 			return e[i].blob;
 	}
 	return NULL;
@@ -268,6 +271,41 @@ static struct xom_set_head *make_set(const struct entry *e, size_t n,
 	return s;
 }
 
+/* The old sets kept beside a new one: not a set that starts with the same
+ * plan as the new one (the same program's start-up, with a library since
+ * changed: a set for each version would pile up), and no more than
+ * SETS_MAX bytes of sets in all.  Sets are a shortcut; one dropped only
+ * makes its batch look its plans up one by one. */
+#define SETS_MAX (16u << 20)
+
+static int same_first(const struct xom_set_head *a, const struct xom_set_head *b)
+{
+	size_t at_a = 0, at_b = 0, len_a = 0, len_b = 0;
+	const struct xom_plan_head *pa = xom_set_plan(a, &at_a, &len_a);
+	const struct xom_plan_head *pb = xom_set_plan(b, &at_b, &len_b);
+	struct xom_plan_key ka, kb;
+
+	if (!pa || !pb)
+		return 0;
+	xom_plan_key_of(pa, &ka);
+	xom_plan_key_of(pb, &kb);
+	return xom_key_equal(&ka, &kb);
+}
+
+static size_t keep_sets(struct entry *e, size_t from, size_t n,
+                        const struct xom_set_head *fresh)
+{
+	size_t bytes = fresh ? fresh->total : 0, k = from;
+
+	for (size_t i = from; i < n; i++) {
+		if ((fresh && same_first(e[i].blob, fresh)) || bytes + e[i].len > SETS_MAX)
+			continue;
+		bytes += e[i].len;
+		e[k++] = e[i];
+	}
+	return k;
+}
+
 static int merge_index(const char *dir, const struct xom_built *b, size_t n,
                        const struct xom_plan_key *keys, size_t nkeys,
                        char *why, size_t cap)
@@ -298,8 +336,10 @@ static int merge_index(const char *dir, const struct xom_built *b, size_t n,
 	size_t plans = k;
 	if (nkeys >= 2 && (set = make_set(e, plans, keys, nkeys)) != NULL)
 		e[k++] = (struct entry){ set, set->total, 1, set->hash };
-	if (old)
-		k = old_entries(old, old_len, e, k, most, 1);
+	if (old) {
+		size_t from = k;
+		k = keep_sets(e, from, old_entries(old, old_len, e, k, most, 1), set);
+	}
 	/* Sets are a shortcut: an index too large with them is made without. */
 	if (!(index = build_index(e, k, &len)) && k > plans)
 		index = build_index(e, plans, &len);
@@ -526,17 +566,17 @@ int xom_store_prune(const char *dir, int shared,
 	}
 	r->kept = n;
 	/* A set goes with any plan of it that goes. */
-	size_t plans = n, sets = 0;
+	size_t plans = n;
 	total = old ? old_entries(old, old_len, all, 0, nslots, 1) : 0;
 	for (size_t i = 0; i < total; i++) {
 		if (set_dropped(all[i].blob, e, plans)) {
-			sets++;
+			r->sets_dropped++;
 			r->bytes += all[i].len;
 		} else {
 			e[n++] = all[i];
 		}
 	}
-	if (r->dropped || sets) {
+	if (r->dropped || r->sets_dropped) {
 		if (!(idx = build_index(e, n, &len))) {
 			snprintf(why, cap, "out of memory");
 			goto out;

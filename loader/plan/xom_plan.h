@@ -200,7 +200,7 @@ const struct xom_plan_head *xom_store_plan(const void *plan, size_t len,
  * xom_set_hash.  A set is only a shortcut: each plan in it is checked and
  * compared with its object's key like any other (xom_store_plan), and an
  * object whose plan is not in it is looked up alone.  Plans keep their own
- * slots; `xom cache` sees only those.
+ * slots as well; the store's head counts only those.
  *   head, then nplans plans, each 8-byte aligned; total is the whole.
  */
 #define XOM_SET_MAGIC "XOMPSET1"

@@ -780,24 +780,28 @@ test_cache_stale() {
 	export XDG_CACHE_HOME=$tmp/cache
 }
 
-# A program's start-up keeps a set of its plans (loader/plan/xom_plan.h);
-# prune drops a set with any plan that it drops, and keeps the others.
+# A program's start-up keeps a set of its plans (loader/plan/xom_plan.h).
+# A new set replaces the one that starts with the same plan (the same
+# program, with a library changed since); prune drops a set with any plan
+# that it drops, and keeps the others.
 test_cache_prune_sets() {
-	local i
+	local i n1 n2
 	export XDG_CACHE_HOME=$tmp/cps
 	sets() { grep -ao XOMPSET1 "$tmp/cps/xom/plans" | wc -l; }
-	for i in 1 2; do
+	for i in 1 2 3; do
 		cp "$cache/libcachenoid.so" "$tmp/set$i.so"
-		XOM_OPTIONS=store=off:backend=none LD_PRELOAD="$B/libxom.so $tmp/set$i.so" \
-			"$probe" exit 0 >/dev/null 2>&1
 	done
-	local before=$(sets)
+	XOM_OPTIONS=store=off:backend=none LD_PRELOAD="$B/libxom.so $tmp/set1.so" /bin/true
+	XOM_OPTIONS=store=off:backend=none LD_PRELOAD="$B/libxom.so $tmp/set2.so" "$probe" exit 0
+	n1=$(sets)
+	XOM_OPTIONS=store=off:backend=none LD_PRELOAD="$B/libxom.so $tmp/set3.so" "$probe" exit 0
+	n2=$(sets)
 	rm "$tmp/set1.so"
 	"$xom" cache prune -q
-	[ "$before" = 2 ] && [ "$(sets)" = 1 ] &&
-		XOM_OPTIONS=store=off:backend=none:verbose=1 LD_PRELOAD="$B/libxom.so $tmp/set2.so" \
-			"$probe" exit 0 2>&1 >/dev/null | grep -q "set2.so: [0-9]* pages\{0,1\} execute-only" &&
-		t_pass cache-prune-sets || t_fail cache-prune-sets "sets: $before, then $(sets)"
+	[ "$n1" = 2 ] && [ "$n2" = 2 ] && [ "$(sets)" = 1 ] &&
+		XOM_OPTIONS=store=off:backend=none:verbose=1 LD_PRELOAD="$B/libxom.so $tmp/set3.so" \
+			"$probe" exit 0 2>&1 >/dev/null | grep -q "set3.so: [0-9]* pages\{0,1\} execute-only" &&
+		t_pass cache-prune-sets || t_fail cache-prune-sets "sets: $n1, $n2, then $(sets)"
 	export XDG_CACHE_HOME=$tmp/cache
 }
 
@@ -928,6 +932,18 @@ test_cache_system_store() {
 	[ "$(cat "$tmp/out")" = "cache value 7" ] && ! has "$tmp/err" scanning && ! has "$tmp/err" ignored &&
 		[ ! -e "$tmp/sys-user/xom/plans" ] && grep -q "libcachedep.so: [0-9]* pages* execute-only" "$tmp/err" &&
 		t_pass cache-system-store-read || t_fail cache-system-store-read "$(cat "$tmp/err")"
+	# The system store comes first, also for a batch that has a set of its
+	# plans in the user's cache: with every plan there, the set's copies too,
+	# made to disagree with its file, each object still gets the system's.
+	XDG_CACHE_HOME=$tmp/sys-set XOM_OPTIONS=store=off:backend=none \
+		LD_PRELOAD=$B/libxom.so "$cache/cacheprog" >/dev/null 2>&1
+	"$B/tests/runtime/xomtest" tamper "$tmp/sys-set/xom/plans" >/dev/null
+	XDG_CACHE_HOME=$tmp/sys-set XOM_OPTIONS=store=$r/p/store:backend=none:verbose=1 \
+		LD_PRELOAD=$B/libxom.so "$cache/cacheprog" >"$tmp/out" 2>"$tmp/err"
+	[ "$(cat "$tmp/out")" = "cache value 7" ] && ! has "$tmp/err" "differ" &&
+		[ "$(grep -ao XOMPSET1 "$tmp/sys-set/xom/plans" | wc -l)" = 1 ] &&
+		grep -q "libcachedep.so: [0-9]* pages* execute-only" "$tmp/err" &&
+		t_pass cache-system-store-first || t_fail cache-system-store-first "$(cat "$tmp/err")"
 	chmod 775 "$r/p"
 	XDG_CACHE_HOME=$tmp/sys-user2 XOM_OPTIONS=store=$r/p/store:backend=none:verbose=1 \
 		LD_PRELOAD=$B/libxom.so "$cache/cacheprog" >"$tmp/out" 2>"$tmp/err"
