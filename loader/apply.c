@@ -218,8 +218,17 @@ static int seal_runs(const struct xom_target *t, const struct xom_plan_head *h)
 static long apply_runs(const struct xom_target *t, const struct xom_plan_head *h)
 {
 	const uint64_t *keep = NULL;
-	size_t nkeep = t->profile_key && xom_profile_any()
-	               ? xom_profile_pages(t->profile_key, t->path, &keep) : 0;
+	char name[XOM_KEY_NAME_MAX];
+	size_t nkeep = 0;
+
+	/* A profile is named by the build-id, or by the path without one; the
+	 * name is made only when there are profiles. */
+	const char *pkey = t->key->kind == XOM_KEY_BUILD_ID ? name : t->path;
+	if (pkey && xom_profile_any()) {
+		if (pkey == name)
+			xom_key_name(t->key, name, sizeof(name));
+		nkeep = xom_profile_pages(pkey, t->path, &keep);
+	}
 	const struct xom_plan_run *r = xom_plan_runs(h);
 	long xom = 0;
 

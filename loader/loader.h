@@ -231,7 +231,7 @@ struct xom_target {
 	const ElfW(Phdr) *ph;
 	int phnum;
 	int flags;                      /* XOM_OBJ_* */
-	const char *profile_key;
+	const struct xom_plan_key *key; /* names its profile, if there are any */
 };
 /* Applies h to the mapping; returns XOM_APPLIED (and the first protected
  * address in *probe), XOM_EXEMPT (whole file readable, said why), or

@@ -459,12 +459,8 @@ static void finish(struct arrival *a, const ElfW(Phdr) *ph, int phnum)
 {
 	uintptr_t probe = 0;
 	struct xom_plan_key got;
-	char key_name[XOM_KEY_NAME_MAX];
 
 	a->outcome = XOM_UNPROTECTED;
-	key_name[0] = 0;
-	if (a->key.kind)
-		xom_key_name(&a->key, key_name, sizeof(key_name));
 	if (a->plan) {
 		xom_plan_key_of(a->plan, &got);
 		if (!xom_key_equal(&got, &a->key)) {
@@ -472,8 +468,7 @@ static void finish(struct arrival *a, const ElfW(Phdr) *ph, int phnum)
 			        a->path);
 		} else {
 			struct xom_target t = { a->path, a->bias, ph, phnum, a->flags,
-			                        a->key.kind == XOM_KEY_BUILD_ID
-			                        ? key_name : a->path };
+			                        &a->key };
 			a->outcome = xom_apply(&t, a->plan, &probe);
 		}
 	} else if (a->why && a->path) {
