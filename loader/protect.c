@@ -51,20 +51,26 @@ struct arrival {
 };
 #define ARRIVAL_MAX (sizeof(struct arrival) + XOM_NAME_MAX)
 
-/* The counts, the arrivals and, after them, the plans that pass 2 reads
- * (xom_batch_spare) are contiguous: a small batch touches one or two
- * pages, and its first touch is the write of used (one fault, not a read
- * fault and then a write fault). */
-static struct {
-	size_t used, n, dropped;
-	uint64_t bytes[MAX_BATCH * ARRIVAL_MAX / 8];
-} b_ XOM_COLD;
+/* The counts lie among the small variables, in the page every start
+ * writes.  The arrivals and, after them, the plans that pass 2 reads
+ * (xom_batch_spare) are contiguous from the first page boundary in
+ * batch_mem: a small batch's arrivals and its set of plans (about 2 KB for
+ * /bin/true) share one page.  (Aligning the table itself would align all
+ * of .lbss, and move the object table out of the small variables' page.) */
+static struct { size_t used, n, dropped; } b_;
 #define nbatch b_.n
 #define dropped b_.dropped
+#define BATCH_BYTES (MAX_BATCH * ARRIVAL_MAX)
+static uint64_t batch_mem[(BATCH_BYTES + XOM_PAGE) / 8] XOM_COLD;
+
+static char *batch(void)
+{
+	return (char *)(((uintptr_t)batch_mem + XOM_PAGE - 1) & ~(uintptr_t)(XOM_PAGE - 1));
+}
 
 static struct arrival *arrival_at(size_t off)
 {
-	return off < b_.used ? (struct arrival *)((char *)b_.bytes + off) : NULL;
+	return off < b_.used ? (struct arrival *)(batch() + off) : NULL;
 }
 
 static struct arrival *next_arrival(const struct arrival *a)
@@ -73,7 +79,7 @@ static struct arrival *next_arrival(const struct arrival *a)
 	 * something else wrote over could hold it. */
 	if (a->size < sizeof(struct arrival))
 		return NULL;
-	return arrival_at((size_t)((const char *)a - (const char *)b_.bytes) + a->size);
+	return arrival_at((size_t)((const char *)a - batch()) + a->size);
 }
 
 #define EACH_ARRIVAL(a) \
@@ -131,16 +137,15 @@ void xom_batch_add(const char *name, uintptr_t bias, const ElfW(Phdr) *ph,
 	size_t len = name ? strlen(name) : 0;
 	len = len < XOM_NAME_MAX - 1 ? len : XOM_NAME_MAX - 1;
 	size_t size = (sizeof(struct arrival) + len + 1 + 7) & ~(size_t)7;
-	/* An atomic add writes first: the page's first touch is one write
-	 * fault, not a read fault and then a write fault. */
-	size_t off = __atomic_fetch_add(&b_.used, size, __ATOMIC_RELAXED);
-	if (nbatch >= MAX_BATCH || off + size > sizeof(b_.bytes)) {
+	size_t off = b_.used;
+	b_.used += size;
+	if (nbatch >= MAX_BATCH || off + size > BATCH_BYTES) {
 		b_.used = off;
 		dropped++;
 		return;
 	}
 	nbatch++;
-	struct arrival *a = (struct arrival *)((char *)b_.bytes + off);
+	struct arrival *a = (struct arrival *)(batch() + off);
 	memset(a, 0, sizeof(*a));
 	a->size = (uint32_t)size;
 	memcpy(a->name, name ? name : "", len);
@@ -158,20 +163,18 @@ void xom_batch_add(const char *name, uintptr_t bias, const ElfW(Phdr) *ph,
 
 void *xom_batch_spare(size_t *cap)
 {
-	*cap = sizeof(b_.bytes) - b_.used;
-	return (char *)b_.bytes + b_.used;
+	*cap = BATCH_BYTES - b_.used;
+	return batch() + b_.used;
 }
 
-/* Between batches the batch is empty: its counts and the first n
- * arrivals are what pass 1 writes.  (Reading nbatch first would map the
- * zero page, and the write after it fault again.) */
+/* Between batches the batch is empty: the first n arrivals are what pass
+ * 1 writes. */
 void xom_batch_reserve(size_t n)
 {
 	/* A record is about this long: names are paths. */
 	size_t guess = sizeof(struct arrival) + 64;
 
-	xom_populate(&b_, offsetof(__typeof__(b_), bytes)
-	             + (n < MAX_BATCH ? n : MAX_BATCH) * guess);
+	xom_populate(batch(), (n < MAX_BATCH ? n : MAX_BATCH) * guess);
 	xom_objects_reserve(n);
 }
 
