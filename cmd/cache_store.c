@@ -77,8 +77,7 @@ void store_each(const struct store_index *ix,
 		return;
 	const struct xom_store_slot *s = (const void *)(h + 1);
 	for (uint32_t i = 0; i < h->nslots; i++) {
-		if (!s[i].len || s[i].off % 8 || s[i].off > ix->len
-		    || s[i].len > ix->len - s[i].off)
+		if (!s[i].len || !xom_store_slot_ok(&s[i], ix->len))
 			continue;
 		const void *p = (const char *)ix->map + s[i].off;
 		if (xom_plan_check(p, s[i].len, &why) == 0)

@@ -71,38 +71,41 @@ static unsigned hash_map(uintptr_t bias)
 	return (unsigned)(h >> 40) & (HASH_SLOTS - 1);
 }
 
-struct xom_object *xom_object_find(uintptr_t bias, uintptr_t lo)
+/* Whether o is the live object at bias whose span starts at lo or, with
+ * ph set, whose program headers are ph. */
+static int is(const struct xom_object *o, uintptr_t bias, uintptr_t lo,
+              const void *ph)
+{
+	return o->live && o->bias == bias && (ph ? o->ph == ph : o->lo == lo);
+}
+
+/* That object: a scan of the slots used while there are few, else a
+ * probe of the hash. */
+static struct xom_object *lookup(uintptr_t bias, uintptr_t lo, const void *ph)
 {
 	if (!hashed) {
 		for (int k = 0; k < nobjs; k++)
-			if (objs[k].live && objs[k].bias == bias && objs[k].lo == lo)
+			if (is(&objs[k], bias, lo, ph))
 				return &objs[k];
 		return NULL;
 	}
 	for (unsigned i = hash_map(bias), n = 0; by_map[i] && n < HASH_SLOTS;
 	     i = (i + 1) & (HASH_SLOTS - 1), n++) {
 		struct xom_object *o = &objs[by_map[i] - 1];
-		if (o->live && o->bias == bias && o->lo == lo)
+		if (is(o, bias, lo, ph))
 			return o;
 	}
 	return NULL;
 }
 
+struct xom_object *xom_object_find(uintptr_t bias, uintptr_t lo)
+{
+	return lookup(bias, lo, NULL);
+}
+
 struct xom_object *xom_object_find_ph(uintptr_t bias, const void *ph)
 {
-	if (!hashed) {
-		for (int k = 0; k < nobjs; k++)
-			if (objs[k].live && objs[k].bias == bias && objs[k].ph == ph)
-				return &objs[k];
-		return NULL;
-	}
-	for (unsigned i = hash_map(bias), n = 0; by_map[i] && n < HASH_SLOTS;
-	     i = (i + 1) & (HASH_SLOTS - 1), n++) {
-		struct xom_object *o = &objs[by_map[i] - 1];
-		if (o->live && o->bias == bias && o->ph == ph)
-			return o;
-	}
-	return NULL;
+	return lookup(bias, 0, ph);
 }
 
 static void hash_in(int k)

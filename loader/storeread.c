@@ -21,33 +21,29 @@
 static char *buf;                       /* this batch's room, or NULL */
 static size_t room, used, touched;      /* its size; bytes kept; bytes written */
 
-/* What a read looks for: the plan for key, or (key NULL) the set for hash. */
-struct want {
-	const struct xom_plan_key *key;
-	uint64_t hash;
-};
-
 /* Maps a store that was being read: its plans outgrew buf.  Those read
  * so far stay where they are until the batch ends. */
-static const void *map_instead(struct xom_store *s, const struct want *w)
+static const void *map_instead(struct xom_store *s, const struct xom_plan_key *k,
+                               uint64_t hash)
 {
 	void *p = x_mmap(NULL, s->len, PROT_READ, MAP_PRIVATE, s->fd, 0);
 
 	if (X_MAP_FAILED(p))
 		return NULL;
 	s->map = p;
-	return w->key ? (const void *)xom_store_find(p, s->len, w->key)
-	              : xom_store_find_set(p, s->len, w->hash);
+	return xom_store_lookup(p, s->len, k, hash);
 }
 
-/* What w looks for in a store being read: the slots from its hash on, a
- * few at a time, then the plan or set of each slot whose hash matches. */
-static const void *read_find(struct xom_store *s, const struct want *w)
+/* The plan for k, or (k NULL) the set for hash, in a store being read:
+ * the slots from hash on, a few at a time, then the entry of each slot
+ * whose hash matches (xom_store_entry). */
+static const void *read_find(struct xom_store *s, const struct xom_plan_key *k,
+                             uint64_t hash)
 {
 	struct xom_store_slot slot[8];
 	uint32_t n = s->nslots, first = 0, have = 0;
 
-	for (uint32_t i = 0, at = (uint32_t)w->hash & (n - 1); i < n;
+	for (uint32_t i = 0, at = (uint32_t)hash & (n - 1); i < n;
 	     i++, at = (at + 1) & (n - 1)) {
 		if (!i || at < first || at - first >= have) {
 			have = n - at < 8 ? n - at : 8;
@@ -60,22 +56,21 @@ static const void *read_find(struct xom_store *s, const struct want *w)
 		const struct xom_store_slot *sl = &slot[at - first];
 		if (!sl->len)
 			return NULL;
-		if (sl->hash != w->hash || !xom_store_slot_ok(sl, s->len))
+		if (sl->hash != hash || !xom_store_slot_ok(sl, s->len))
 			continue;
 		if (!buf) {
 			buf = xom_batch_spare(&room);
 			room = room < XOM_READ_BYTES ? room : XOM_READ_BYTES;
 		}
 		if (sl->len > room - used)
-			return map_instead(s, w);
+			return map_instead(s, k, hash);
 		char *at_buf = buf + used;
 		long got = x_pread(s->fd, at_buf, sl->len, (long)sl->off);
 		if (got > 0 && used + (size_t)got > touched)
 			touched = used + (size_t)got;
 		if (got != (long)sl->len)
 			return NULL;
-		const void *h = w->key ? (const void *)xom_store_plan(at_buf, sl->len, w->key)
-		                : xom_set_check(at_buf, sl->len, w->hash) ? NULL : at_buf;
+		const void *h = xom_store_entry(at_buf, sl->len, k, hash);
 		if (h) {
 			used += (sl->len + 7) & ~(size_t)7;
 			return h;
@@ -87,16 +82,12 @@ static const void *read_find(struct xom_store *s, const struct want *w)
 const struct xom_plan_head *xom_store_read_find(struct xom_store *s,
                                                const struct xom_plan_key *k)
 {
-	struct want w = { k, xom_key_hash(k) };
-
-	return read_find(s, &w);
+	return read_find(s, k, xom_key_hash(k));
 }
 
 const struct xom_set_head *xom_store_read_set(struct xom_store *s, uint64_t hash)
 {
-	struct want w = { NULL, hash };
-
-	return read_find(s, &w);
+	return read_find(s, NULL, hash);
 }
 
 void xom_store_read_wipe(void)

@@ -256,34 +256,38 @@ const struct xom_plan_head *xom_store_plan(const void *plan, size_t len,
 	return xom_key_equal(&got, k) ? h : NULL;
 }
 
-/* The plan in one slot, if it is whole, well-formed and has key k. */
-static const struct xom_plan_head *slot_plan(const char *base, size_t len,
-                                             const struct xom_store_slot *s,
-                                             const struct xom_plan_key *k)
+const void *xom_store_entry(const void *blob, size_t len,
+                            const struct xom_plan_key *k, uint64_t hash)
 {
-	if (!xom_store_slot_ok(s, len))
-		return NULL;
-	return xom_store_plan(base + s->off, s->len, k);
+	if (k)
+		return xom_store_plan(blob, len, k);
+	return xom_set_check(blob, len, hash) == 0 ? blob : NULL;
 }
 
-const struct xom_plan_head *xom_store_find(const void *index, size_t len,
-                                           const struct xom_plan_key *k)
+const void *xom_store_lookup(const void *index, size_t len,
+                             const struct xom_plan_key *k, uint64_t hash)
 {
 	const struct xom_store_head *h = index;
 	const struct xom_store_slot *slot = (const void *)(h + 1);
-	uint64_t hash = xom_key_hash(k);
 
 	if (!h->nslots)
 		return NULL;
 	for (uint32_t i = 0, at = (uint32_t)hash & (h->nslots - 1);
 	     i < h->nslots && slot[at].len; i++, at = (at + 1) & (h->nslots - 1)) {
-		if (slot[at].hash != hash)
+		if (slot[at].hash != hash || !xom_store_slot_ok(&slot[at], len))
 			continue;
-		const struct xom_plan_head *p = slot_plan(index, len, &slot[at], k);
+		const void *p = xom_store_entry((const char *)index + slot[at].off,
+		                                slot[at].len, k, hash);
 		if (p)
 			return p;
 	}
 	return NULL;
+}
+
+const struct xom_plan_head *xom_store_find(const void *index, size_t len,
+                                           const struct xom_plan_key *k)
+{
+	return xom_store_lookup(index, len, k, xom_key_hash(k));
 }
 
 /* ---- plan sets ------------------------------------------------------------ */
@@ -331,19 +335,7 @@ const struct xom_plan_head *xom_set_plan(const struct xom_set_head *s,
 const struct xom_set_head *xom_store_find_set(const void *index, size_t len,
                                               uint64_t hash)
 {
-	const struct xom_store_head *h = index;
-	const struct xom_store_slot *slot = (const void *)(h + 1);
-
-	if (!h->nslots)
-		return NULL;
-	for (uint32_t i = 0, at = (uint32_t)hash & (h->nslots - 1);
-	     i < h->nslots && slot[at].len; i++, at = (at + 1) & (h->nslots - 1)) {
-		if (slot[at].hash == hash && xom_store_slot_ok(&slot[at], len)
-		    && !xom_set_check((const char *)index + slot[at].off,
-		                      slot[at].len, hash))
-			return (const void *)((const char *)index + slot[at].off);
-	}
-	return NULL;
+	return xom_store_lookup(index, len, NULL, hash);
 }
 
 /* ---- symbol files -------------------------------------------------------- */

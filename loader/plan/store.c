@@ -109,25 +109,38 @@ static void *map_index(const char *dir, size_t *len)
 	return p;
 }
 
-static struct entry plan_entry(const struct xom_plan_head *p, uint64_t hash)
+static struct entry plan_entry(const struct xom_plan_head *p)
 {
-	return (struct entry){ p, p->total, 0, hash };
+	struct xom_plan_key k;
+
+	xom_plan_key_of(p, &k);
+	return (struct entry){ p, p->total, 0, xom_key_hash(&k) };
 }
 
-/* Whether e already holds the plan for k, or the set for hash (set). */
-static int has_entry(const struct entry *e, size_t n, const struct xom_plan_key *k,
-                     uint64_t hash, int set)
+/* The plan for k among the first n entries (the plans, which come before
+ * any set), or NULL. */
+static const struct xom_plan_head *entry_plan(const struct entry *e, size_t n,
+                                              const struct xom_plan_key *k)
 {
-	for (size_t i = 0; i < n; i++) {
+	uint64_t hash = xom_key_hash(k);
+
+	for (size_t i = 0; i < n && !e[i].set; i++) {
 		struct xom_plan_key got;
-		if (e[i].hash != hash || e[i].set != set)
+		if (e[i].hash != hash)
 			continue;
-		if (set)
-			return 1;
 		xom_plan_key_of(e[i].blob, &got);
 		if (xom_key_equal(&got, k))
-			return 1;
+			return e[i].blob;
 	}
+	return NULL;
+}
+
+/* Whether e already holds the set for hash. */
+static int has_set(const struct entry *e, size_t n, uint64_t hash)
+{
+	for (size_t i = 0; i < n; i++)
+		if (e[i].set && e[i].hash == hash)
+			return 1;
 	return 0;
 }
 
@@ -147,18 +160,17 @@ static size_t old_entries(const void *index, size_t len, struct entry *e,
 		struct xom_plan_key k;
 		if (!sets && xom_plan_check(p, s[i].len, &why) == 0) {
 			xom_plan_key_of(p, &k);
-			uint64_t hash = xom_key_hash(&k);
-			if (!has_entry(e, n, &k, hash, 0))
-				e[n++] = plan_entry(p, hash);
+			if (!entry_plan(e, n, &k))
+				e[n++] = plan_entry(p);
 		} else if (sets && xom_set_check(p, s[i].len, s[i].hash) == 0
-		           && !has_entry(e, n, NULL, s[i].hash, 1)) {
+		           && !has_set(e, n, s[i].hash)) {
 			e[n++] = (struct entry){ p, s[i].len, 1, s[i].hash };
 		}
 	}
 	return n;
 }
 
-/* Lays out a new index of the n plans in e. */
+/* Lays out a new index of the n plans and sets in e. */
 static void *build_index(const struct entry *e, size_t n, size_t *len)
 {
 	uint32_t nslots = 16;
@@ -218,22 +230,6 @@ static int write_syms(const char *dir, const struct xom_built *b, size_t n,
 	return 0;
 }
 
-/* The plan for k among the first n entries (plans first), or NULL. */
-static const struct xom_plan_head *entry_plan(const struct entry *e, size_t n,
-                                              const struct xom_plan_key *k)
-{
-	uint64_t hash = xom_key_hash(k);
-
-	for (size_t i = 0; i < n && !e[i].set; i++) {
-		struct xom_plan_key got;
-		if (e[i].hash != hash)
-			continue;
-		xom_plan_key_of(e[i].blob, &got);
-		if (xom_key_equal(&got, k))
-			return e[i].blob;
-	}
-	return NULL;
-}
 
 /* A new set of the plans for the keys in e's plans, in their order, or
  * NULL when fewer than two of them have a plan there. */
@@ -327,9 +323,8 @@ static int merge_index(const char *dir, const struct xom_built *b, size_t n,
 		if (!b[i].plan)
 			continue;
 		xom_plan_key_of(b[i].plan, &key);
-		uint64_t hash = xom_key_hash(&key);
-		if (!has_entry(e, k, &key, hash, 0))
-			e[k++] = plan_entry(b[i].plan, hash);
+		if (!entry_plan(e, k, &key))
+			e[k++] = plan_entry(b[i].plan);
 	}
 	if (old)
 		k = old_entries(old, old_len, e, k, most, 0);

@@ -221,6 +221,13 @@ const struct xom_plan_head *xom_set_plan(const struct xom_set_head *s,
 /* The set for hash in a checked index of len bytes, or NULL. */
 const struct xom_set_head *xom_store_find_set(const void *index, size_t len,
                                               uint64_t hash);
+/* What both lookups share.  A slot's entry of len bytes at blob, if it is
+ * the plan for k, whose key's hash is hash, or, with k NULL, the set for
+ * hash; and that entry in a checked index of len bytes, probed from hash. */
+const void *xom_store_entry(const void *blob, size_t len,
+                            const struct xom_plan_key *k, uint64_t hash);
+const void *xom_store_lookup(const void *index, size_t len,
+                             const struct xom_plan_key *k, uint64_t hash);
 
 /* ---- symbol files -------------------------------------------------------- */
 
