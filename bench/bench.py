@@ -204,21 +204,24 @@ def protection_calls(cmd, cache):
 
 
 def startup_progs(quick):
-    """(name, command, goal, cold) of the start-up rows; `ffmpeg -version`,
+    """(name, command, goal, cold, runs) of the start-up rows, runs being
+    how many times a full run's count a program takes (the quick programs
+    more, for the same precision); `ffmpeg -version`,
     the issue's many-object program, only in a full run where ffmpeg is
     installed (its first, cold run takes seconds, and has its own row in 2b)."""
-    progs = [("/bin/true", "/bin/true", 1.08, True),
-             ("python3 -c pass", f"{PYTHON} -c pass", 1.02, True),
-             (f"many ({MANY_N} libraries)", MANY, 1.02, True)]
+    progs = [("/bin/true", "/bin/true", 1.08, True, 10),
+             ("python3 -c pass", f"{PYTHON} -c pass", 1.02, True, 3),
+             (f"many ({MANY_N} libraries)", MANY, 1.02, True, 3)]
     ff = shutil.which("ffmpeg")
     if ff and not quick:
-        progs.append(("ffmpeg -version", f"{ff} -version", 1.02, False))
+        progs.append(("ffmpeg -version", f"{ff} -version", 1.02, False, 1))
     return progs
 
 
 def startup(n, n_cold, quick):
     md = ("## 2. Start-up\n\n"
-          f"Wall time from spawn to exit, median of {n} runs each, all variants of a\n"
+          "Wall time from spawn to exit, the median of many runs each (the count is\n"
+          "in the table; a short program gets more), all variants of a\n"
           "program alternating in one loop (runner); the cold runs, which take\n"
           f"longer, alternate with an empty preload in a loop of their own ({n_cold} runs).\n"
           "The baseline is an empty\n"
@@ -237,14 +240,15 @@ def startup(n, n_cold, quick):
         md += "**runtime not built**: no `libxom.so` in the build; only plain and empty preload are timed.\n\n"
     cache = tempfile.mkdtemp(prefix="xom-bench-cache-")
     rows = []
-    for name, cmd, goal, cold in startup_progs(quick):
+    for name, cmd, goal, cold, times in startup_progs(quick):
+        runs = n * (1 if quick else times)
         specs = [f"plain:{cmd}", f"empty:LD_PRELOAD={EMPTY} {cmd}"]
         opts = f"XOM_OPTIONS=backend=none:cache={cache}"
         calls = c = None
         if runtime_built():
             calls, _ = protection_calls(cmd, cache)    # also warms the cache
             specs.append(f"warm:LD_PRELOAD={LIBXOM} {opts} {cmd}")
-        t = run_timed(specs, n)
+        t = run_timed(specs, runs)
         med = {k: v["median_us"] / 1e3 for k, v in t.items()}
         e = med["empty"]
         w = med.get("warm")
@@ -254,7 +258,7 @@ def startup(n, n_cold, quick):
             c, ec = tc["cold"]["median_us"] / 1e3, tc["empty"]["median_us"] / 1e3
             protection_calls(cmd, cache)    # the cold runs emptied the cache
         rw = w / e if w else None
-        rows.append([name, f"{med['plain']:.2f}", f"{e:.2f}",
+        rows.append([name, str(runs), f"{med['plain']:.2f}", f"{e:.2f}",
                      f"{w:.2f}" if w else "runtime not built",
                      f"{c:.2f}" if c else ("in 2b" if cold is False else "runtime not built"),
                      fmt_ratio(med["plain"] / e), f"**{fmt_ratio(rw)}**",
@@ -263,7 +267,7 @@ def startup(n, n_cold, quick):
         best = (t["warm"]["min_us"] / t["empty"]["min_us"]) if w else None
         heads[name] = (rw, c / ec if c else None, calls, best, med["plain"] / e)
     shutil.rmtree(cache, ignore_errors=True)
-    md += table(["program", "plain ms", "empty preload ms", "xom warm ms", "xom cold ms",
+    md += table(["program", "runs", "plain ms", "empty preload ms", "xom warm ms", "xom cold ms",
                  "plain / empty", "warm / empty", "cold / empty", "goal (warm)",
                  "protection calls (would be made)"], rows)
     return md, heads
@@ -420,7 +424,7 @@ def targets(quick, start_heads):
     def row(what, fig, goal, met):
         rows.append([what, fig, goal, "n/a" if met is None else ("**met**" if met else "not met")])
 
-    for name, _cmd, goal, _cold in startup_progs(quick):
+    for name, _cmd, goal, _cold, _n in startup_progs(quick):
         rw, _c, _calls, best, pe = start_heads.get(name, (None,) * 5)
         # Without a preload a program cannot be slower than with an empty
         # one: when plain / empty strays from 1 by more than the target's
@@ -454,7 +458,7 @@ def targets(quick, start_heads):
     have_strace = shutil.which("strace") is not None
     if runtime_built() and have_strace:
         cache = tempfile.mkdtemp(prefix="xom-bench-cache-")
-        for name, cmd, _goal, _cold in startup_progs(quick):
+        for name, cmd, _goal, _cold, _n in startup_progs(quick):
             # The target is for ffmpeg; the many-object program stands in.
             big = name.startswith(("many", "ffmpeg"))
             protection_calls(cmd, cache)       # warms the cache
@@ -1150,7 +1154,7 @@ def check(d):
     ok("scan ratio is a number", re.search(r"\| libc\.so\.6 \| [\d.]+ \|.*\*\*[\d.]+\*\*", text))
     ok("start-up table has /bin/true", re.search(r"\| /bin/true \| [\d.]+ \| [\d.]+ \|", text))
     ok("start-up says runtime state", "runtime not built" in text
-       or re.search(r"\| /bin/true \|( [^|]+ \|){5} \*\*[\d.]+\*\*", text))
+       or re.search(r"\| /bin/true \|( [^|]+ \|){6} \*\*[\d.]+\*\*", text))
     ok("targets table has the dlopen cycle", "runtime not built" in text
        or re.search(r"\| load/unload cycle, \d+ objects loaded[^|]*\| [\d.]+ \| <= 1.2 \| (\*\*met\*\*|not met) \|", text))
     ok("targets table counts the lookup's system calls", "runtime not built" in text
