@@ -236,8 +236,14 @@ static void classify(struct arrival *a)
 	}
 	if (known)
 		xom_object_forget(known);       /* unloaded and mapped again */
-	if (!strncmp(a->name, "linux-vdso", 10)
-	    || (uintptr_t)getauxval(AT_SYSINFO_EHDR) == a->lo) {
+	/* The vDSO's address, asked once: it was an auxv walk per object. */
+	static uintptr_t vdso;
+	static int vdso_asked;
+	if (!vdso_asked) {
+		vdso = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+		vdso_asked = 1;
+	}
+	if (!strncmp(a->name, "linux-vdso", 10) || (vdso && vdso == a->lo)) {
 		a->path = "[vdso]";             /* no file; stays readable */
 		a->key.kind = 0;
 		remember(a, 0);
