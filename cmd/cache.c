@@ -45,9 +45,11 @@ const char cache_usage[] =
 	"       slash; for a #! script, its interpreter) or FILE: the file, its\n"
 	"       dynamic linker and every library the dynamic linker loads with it\n"
 	"       (not those opened later with dlopen: name them too), and\n"
-	"       libxom.so; into your cache.  --system (as root): every x86-64\n"
-	"       shared object and dynamically linked program under /usr/lib,\n"
-	"       /usr/bin, /usr/sbin, /usr/libexec, /usr/local and the like, into\n"
+	"       libxom.so; into your cache, with a set of plans for each\n"
+	"       program's start-up, which its next run reads at once.  --system\n"
+	"       (as root): every x86-64 shared object and dynamically linked\n"
+	"       program under /usr/lib, /usr/bin, /usr/sbin, /usr/libexec,\n"
+	"       /usr/local and the like, and a set for each program, into\n"
 	"       the system store.  --store DIR: into a store like the system's\n"
 	"       (root's, mode 0755) at DIR instead.  On a terminal one line shows\n"
 	"       the progress; a summary follows.\n"
@@ -174,6 +176,54 @@ static size_t to_scan(struct cache_files *l, const char *dir, int shared,
 	return n;
 }
 
+/*
+ * Keeps in the store a set of plans (plan/xom_plan.h) for each start-up
+ * recorded: the next run of that program reads its plans at once, not
+ * one by one.  A start-up whose files cannot all be read makes none.
+ */
+static int keep_sets(const char *dir, int shared, const struct cache_files *l)
+{
+	struct xom_set_keys *sets = calloc(l->nstarts + 1, sizeof(*sets));
+	struct xom_plan_key *keys = NULL;
+	size_t nkeys = 0, nsets = 0;
+	char why[600];
+	int status = XOM_EXIT_OK;
+	struct store_index ix;
+
+	/* A store with no plans (a user's whose files all have theirs in the
+	 * system store) gets no sets, nor an empty index. */
+	if (store_map(dir, &ix) != 0) {
+		free(sets);
+		return XOM_EXIT_OK;
+	}
+	store_unmap(&ix);
+	for (size_t i = 0; i < l->nstarts; i++)
+		nkeys += l->starts[i].n;
+	if (!sets || !(keys = calloc(nkeys + 1, sizeof(*keys)))) {
+		say("out of memory");
+		free(sets);
+		return XOM_EXIT_ENV;
+	}
+	struct xom_plan_key *k = keys;
+	for (size_t i = 0; i < l->nstarts; i++) {
+		const struct cache_start *st = &l->starts[i];
+		size_t j = 0;
+		while (j < st->n && file_key(st->paths[j], &k[j]) == 0)
+			j++;
+		if (j < st->n)
+			continue;
+		sets[nsets++] = (struct xom_set_keys){ k, st->n };
+		k += st->n;
+	}
+	if (nsets && xom_store_add(dir, shared, NULL, 0, sets, nsets, why, sizeof(why)) != 0) {
+		say("cannot keep the sets of plans in %s: %s", dir, why);
+		status = XOM_EXIT_ENV;
+	}
+	free(keys);
+	free(sets);
+	return status;
+}
+
 static int build(const struct cache_opts *c, int argc, char **argv)
 {
 	char dir[PATH_MAX], helper[PATH_MAX], own[PATH_MAX], why[512];
@@ -197,13 +247,16 @@ static int build(const struct cache_opts *c, int argc, char **argv)
 		    self_dir());
 		return XOM_EXIT_ENV;
 	}
+	/* What xom run and LD_PRELOAD load into every program: the listings
+	 * preload it, so that each start-up recorded is its batch at run time. */
+	if (find_own("libxom.so", own, sizeof(own)))
+		l.preload = own;
 	if (c->system) {
 		status = files_add_system(&l, &seen);
 	} else {
 		for (int i = 0; i < argc; i++)
 			status = xom_exit_worst(status, files_add_prog(&l, argv[i]));
-		/* What xom run and LD_PRELOAD load into every program. */
-		if (find_own("libxom.so", own, sizeof(own)))
+		if (l.preload)
 			status = xom_exit_worst(status, files_add_path(&l, own));
 	}
 	struct cache_file **todo = calloc(l.n + 1, sizeof(*todo));
@@ -228,6 +281,8 @@ static int build(const struct cache_opts *c, int argc, char **argv)
 	}
 	struct scan_opts so = { dir, shared, c->jobs, !c->quiet && isatty(2), helper };
 	status = xom_exit_worst(status, scan_files(todo, n, &so, &r));
+	if (!r.interrupted && status != XOM_EXIT_ENV)
+		status = xom_exit_worst(status, keep_sets(dir, shared, &l));
 	if (!c->quiet) {
 		char failed[64] = "";
 		if (r.failed)

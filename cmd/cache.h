@@ -56,11 +56,24 @@ struct cache_file {
 	char *why;                      /* malloc'd, when code is not 0 */
 };
 
+/* What a program maps at start-up, in the order its batch has at run
+ * time: the program, then what the dynamic linker lists with libxom.so
+ * preloaded (the vDSO left out; the dynamic linker itself last). */
+struct cache_start {
+	char **paths;
+	size_t n;
+};
+
 struct cache_files {
 	struct cache_file *f;
 	size_t n, cap;
 	size_t *hash;                   /* open addressing on (dev, ino): index+1 */
 	size_t nhash;
+	/* The libxom.so that the listings preload, or NULL: then no
+	 * start-up is recorded (without it, no batch at run time matches). */
+	const char *preload;
+	struct cache_start *starts;     /* one per program, for its set */
+	size_t nstarts, capstarts;
 };
 
 void files_free(struct cache_files *l);
@@ -70,8 +83,9 @@ void files_free(struct cache_files *l);
  * slash; for a #! script its interpreter, and for "#!/usr/bin/env NAME"
  * NAME too), its dynamic linker, and every library the dynamic linker
  * would load with it, as the system's own dynamic linker lists them
- * (ld.so --list, which maps the objects but runs none of their code).
- * Returns a scan/xom_exit.h status, after one line for each problem.
+ * (ld.so --list, which maps the objects but runs none of their code), and
+ * records its start-up (l->preload).  Returns a scan/xom_exit.h status,
+ * after one line for each problem.
  */
 int files_add_prog(struct cache_files *l, const char *prog);
 
@@ -83,6 +97,8 @@ int files_add_path(struct cache_files *l, const char *path);
  * that the runtime can meet: x86-64 shared objects and dynamically linked
  * executables with code.  Static programs, object files, debug files and
  * other architectures are left out.  *seen counts the files looked at.
+ * With l->preload set, each program's start-up is recorded too (one
+ * ld.so --list each), as files_add_prog records it.
  */
 int files_add_system(struct cache_files *l, size_t *seen);
 

@@ -56,6 +56,20 @@ static int rehash(struct cache_files *l, size_t nhash)
 	return 0;
 }
 
+/* An array of n items of size at p, with room for one more (its capacity
+ * *cap doubled, or `first` to start with): p itself, where it moved, or
+ * NULL when memory ran out (p is still the caller's). */
+static void *grown(void *p, size_t *cap, size_t n, size_t size, size_t first)
+{
+	if (n < *cap)
+		return p;
+	size_t c = *cap ? 2 * *cap : first;
+	void *q = realloc(p, c * size);
+	if (q)
+		*cap = c;
+	return q;
+}
+
 /* Adds the file at path (its real path) with st; 0, also when it was
  * there already, or -1 when memory ran out. */
 static int list_add(struct cache_files *l, const char *path,
@@ -69,14 +83,10 @@ static int list_add(struct cache_files *l, const char *path,
 		if (f->dev == st->st_dev && f->ino == st->st_ino)
 			return 0;
 	}
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 256;
-		struct cache_file *f = realloc(l->f, cap * sizeof(*f));
-		if (!f)
-			return -1;
-		l->f = f;
-		l->cap = cap;
-	}
+	struct cache_file *f = grown(l->f, &l->cap, l->n, sizeof(*f), 256);
+	if (!f)
+		return -1;
+	l->f = f;
 	char *copy = strdup(path);
 	if (!copy)
 		return -1;
@@ -92,9 +102,51 @@ void files_free(struct cache_files *l)
 		free(l->f[i].path);
 		free(l->f[i].why);
 	}
+	for (size_t i = 0; i < l->nstarts; i++) {
+		for (size_t j = 0; j < l->starts[i].n; j++)
+			free(l->starts[i].paths[j]);
+		free(l->starts[i].paths);
+	}
+	free(l->starts);
 	free(l->f);
 	free(l->hash);
 	memset(l, 0, sizeof(*l));
+}
+
+/* Keeps a start-up; its paths become l's.  0, or -1 (memory). */
+static int start_keep(struct cache_files *l, struct cache_start *st)
+{
+	struct cache_start *s = grown(l->starts, &l->capstarts, l->nstarts, sizeof(*s), 64);
+	if (!s)
+		return -1;
+	l->starts = s;
+	l->starts[l->nstarts++] = *st;
+	st->paths = NULL;
+	st->n = 0;
+	return 0;
+}
+
+/* Appends a copy of path; 0, or -1 (memory). */
+static int start_add(struct cache_start *st, const char *path)
+{
+	char **p = realloc(st->paths, (st->n + 1) * sizeof(*p));
+
+	if (!p)
+		return -1;
+	st->paths = p;
+	if (!(p[st->n] = strdup(path)))
+		return -1;
+	st->n++;
+	return 0;
+}
+
+static void start_free(struct cache_start *st)
+{
+	for (size_t i = 0; i < st->n; i++)
+		free(st->paths[i]);
+	free(st->paths);
+	st->paths = NULL;
+	st->n = 0;
 }
 
 int files_add_path(struct cache_files *l, const char *path)
@@ -162,10 +214,12 @@ static void dyn_tags(int fd, const Elf64_Phdr *ph, int *pie, int *audit)
 /*
  * What the file behind fd (of size bytes) is; interp, when not NULL, gets
  * its PT_INTERP (empty when there is none); *audit, when not NULL, whether
- * it names audit modules.
+ * it names audit modules; *program, when not NULL, whether it is a
+ * program (with PT_INTERP, and not a library that can also run, as libc
+ * can: an executable, or a PIE).
  */
 static enum elf_kind elf_kind(int fd, uint64_t size, char *interp, size_t cap,
-                              int *audit)
+                              int *audit, int *program)
 {
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph[64], dyn = { 0 };
@@ -175,6 +229,8 @@ static enum elf_kind elf_kind(int fd, uint64_t size, char *interp, size_t cap,
 		interp[0] = 0;
 	if (audit)
 		*audit = 0;
+	if (program)
+		*program = 0;
 	if (read_at(fd, &eh, sizeof(eh), 0) != 0 || memcmp(eh.e_ident, ELFMAG, SELFMAG)
 	    || eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64
 	    || (eh.e_type != ET_DYN && eh.e_type != ET_EXEC)
@@ -206,6 +262,8 @@ static enum elf_kind elf_kind(int fd, uint64_t size, char *interp, size_t cap,
 		dyn_tags(fd, &dyn, &pie, &aud);
 	if (audit)
 		*audit = aud;
+	if (program)
+		*program = has_interp && (eh.e_type == ET_EXEC || pie);
 	if (!has_interp && (eh.e_type == ET_EXEC || !has_dyn || pie))
 		return ELF_STATIC;
 	return ELF_DYNAMIC;
@@ -223,7 +281,7 @@ static const char *own_ldso(void)
 		return interp;
 	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 	if (fd >= 0 && fstat(fd, &st) == 0)
-		elf_kind(fd, (uint64_t)st.st_size, interp, sizeof(interp), NULL);
+		elf_kind(fd, (uint64_t)st.st_size, interp, sizeof(interp), NULL, NULL);
 	if (fd >= 0)
 		close(fd);
 	if (!interp[0])
@@ -260,18 +318,21 @@ static char *read_all(int fd)
 
 /*
  * Lists, through the dynamic linker in trace mode, the libraries that
- * path loads; adds each found one, and says which are missing.  Output
- * lines are "\tNAME => PATH (0xADDR)", "\tNAME => not found" and
- * "\tPATH (0xADDR)" (the dynamic linker itself, the vDSO).
+ * path loads, with l->preload preloaded; adds each found one when add is
+ * set, and says which are missing.  For a program (not a library), with
+ * l->preload set and nothing missing, it records its start-up.  Output lines are
+ * "\tNAME => PATH (0xADDR)", "\tNAME => not found" and "\tPATH (0xADDR)"
+ * (the dynamic linker itself, the vDSO, a preload).
  */
-static int add_libraries(struct cache_files *l, const char *name,
-                         const char *path, int secure)
+static int list_libraries(struct cache_files *l, const char *name,
+                          const char *path, int secure, int add, int program)
 {
-	char *ld = (char *)own_ldso(), lib_path[PATH_MAX + 32];
+	char *ld = (char *)own_ldso(), lib_path[PATH_MAX + 32], preload[PATH_MAX + 16];
 	char *argv[] = { ld, (char *)path, NULL };
-	char *envp[3] = { (char *)"LD_TRACE_LOADED_OBJECTS=1", NULL, NULL };
+	char *envp[4] = { (char *)"LD_TRACE_LOADED_OBJECTS=1", NULL, NULL, NULL };
 	const char *llp = getenv("LD_LIBRARY_PATH");
-	int out[2], status = XOM_EXIT_OK, wst;
+	int out[2], status = XOM_EXIT_OK, wst, nenv = 1;
+	struct cache_start st = { NULL, 0 };
 	posix_spawn_file_actions_t fa;
 	pid_t pid;
 
@@ -279,7 +340,13 @@ static int add_libraries(struct cache_files *l, const char *name,
 	 * set-ID program, where the dynamic linker ignores it. */
 	if (llp && !secure) {
 		snprintf(lib_path, sizeof(lib_path), "LD_LIBRARY_PATH=%s", llp);
-		envp[1] = lib_path;
+		envp[nenv++] = lib_path;
+	}
+	/* libxom.so comes right after the program in every batch, whether
+	 * LD_PRELOAD or /etc/ld.so.preload loads it. */
+	if (l->preload) {
+		snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", l->preload);
+		envp[nenv++] = preload;
 	}
 	if (pipe2(out, O_CLOEXEC) != 0) {
 		say("cannot make a pipe: %s", strerror(errno));
@@ -305,9 +372,12 @@ static int add_libraries(struct cache_files *l, const char *name,
 		return XOM_EXIT_ENV;
 	}
 	if (!WIFEXITED(wst) || WEXITSTATUS(wst) != 0) {
-		say("%s: the dynamic linker cannot load it (%s --list fails)", name, ld);
+		if (add)
+			say("%s: the dynamic linker cannot load it (%s --list fails)", name, ld);
 		status = XOM_EXIT_FAILED;
 	}
+	int keep = program && l->preload && status == XOM_EXIT_OK
+	           && start_add(&st, path) == 0;
 	for (char *line = text, *next; *line; line = next) {
 		next = line + strcspn(line, "\n");
 		if (*next)
@@ -316,17 +386,27 @@ static int add_libraries(struct cache_files *l, const char *name,
 		char *arrow = strstr(line, " => "), *file = arrow ? arrow + 4 : line;
 		if (arrow && !strcmp(file, "not found")) {
 			*arrow = 0;
-			say("%s: needs %s, which the dynamic linker cannot find", name, line);
+			if (add)
+				say("%s: needs %s, which the dynamic linker cannot find", name, line);
 			status = xom_exit_worst(status, XOM_EXIT_FAILED);
+			keep = 0;
 			continue;
 		}
 		char *addr = strstr(file, " (0x");
 		if (!addr || file[0] != '/')
 			continue;       /* the vDSO, "statically linked" */
 		*addr = 0;
-		status = xom_exit_worst(status, files_add_path(l, file));
+		if (add)
+			status = xom_exit_worst(status, files_add_path(l, file));
+		keep = keep && start_add(&st, file) == 0;
 	}
 	free(text);
+	/* A start-up that names only the program is no batch of two. */
+	if (keep && st.n >= 2 && start_keep(l, &st) != 0) {
+		say("out of memory");
+		status = xom_exit_worst(status, XOM_EXIT_ENV);
+	}
+	start_free(&st);
 	return status;
 }
 
@@ -398,9 +478,9 @@ static int add_prog_at(struct cache_files *l, const char *name,
 		    : fd < 0 ? strerror(e) : "not a regular file");
 		return fd < 0 ? XOM_EXIT_ENV : XOM_EXIT_FAILED;
 	}
-	int audit;
+	int audit, program;
 	enum elf_kind kind = elf_kind(fd, (uint64_t)st.st_size, interp, sizeof(interp),
-	                              &audit);
+	                              &audit, &program);
 	close(fd);
 	if (kind == ELF_OTHER) {
 		int sb = shebang(path, interp, sizeof(interp), arg, sizeof(arg));
@@ -424,7 +504,7 @@ static int add_prog_at(struct cache_files *l, const char *name,
 		return xom_exit_worst(status, XOM_EXIT_FAILED);
 	}
 	int secure = (st.st_mode & (S_ISUID | S_ISGID)) != 0;
-	return xom_exit_worst(status, add_libraries(l, name, path, secure));
+	return xom_exit_worst(status, list_libraries(l, name, path, secure, 1, program));
 }
 
 int files_add_prog(struct cache_files *l, const char *prog)
@@ -502,7 +582,8 @@ static int visit(const char *path, const struct stat *lst, int type,
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return FTW_CONTINUE;
-	enum elf_kind kind = elf_kind(fd, (uint64_t)st.st_size, NULL, 0, NULL);
+	int audit, program;
+	enum elf_kind kind = elf_kind(fd, (uint64_t)st.st_size, NULL, 0, &audit, &program);
 	close(fd);
 	if (kind != ELF_DYNAMIC)
 		return FTW_CONTINUE;
@@ -510,8 +591,18 @@ static int visit(const char *path, const struct stat *lst, int type,
 	if (type == FTW_SL ? !realpath(path, real)
 	    : (size_t)snprintf(real, sizeof(real), "%s", path) >= sizeof(real))
 		return FTW_CONTINUE;
+	size_t had = walk.l->n;
 	if (list_add(walk.l, real, &st) != 0) {
 		say("out of memory");
+		walk.status = XOM_EXIT_ENV;
+		return FTW_STOP;
+	}
+	/* A program's start-up, once per file (not for each link to it);
+	 * not one that names audit modules, which listing would run.  What
+	 * its listing finds wrong is not this walk's to say. */
+	if (walk.l->preload && program && !audit && walk.l->n > had
+	    && list_libraries(walk.l, real, real, (st.st_mode & (S_ISUID | S_ISGID)) != 0,
+	                      0, 1) == XOM_EXIT_ENV) {
 		walk.status = XOM_EXIT_ENV;
 		return FTW_STOP;
 	}

@@ -301,10 +301,10 @@ static void take_set(const struct xom_set_head *set)
 /*
  * Pass 2: the plans of the arrivals that want one, store by store in the
  * stores' order (system, user, fallback), each object's from the first
- * store that has it.  In the stores the helper writes, a batch of two or
- * more first asks for its set (xom_plan.h), then looks up alone what the
- * set lacked.  `xom cache build` keeps no sets, so the system store is
- * never asked for one.  Returns how many no store has.
+ * store that has it.  In each store a batch of two or more first asks for
+ * its set (xom_plan.h), then looks up alone what the set lacked.  The
+ * helper keeps a set for the batch it scanned for, and `xom cache build`
+ * one for each program's start-up.  Returns how many no store has.
  */
 static size_t find_plans(struct xom_stores *st)
 {
@@ -317,7 +317,7 @@ static size_t find_plans(struct xom_stores *st)
 			hash = xom_set_hash(hash, &a->key);
 		}
 	for (int i = 0; i < XOM_NSTORES; i++) {
-		if (i != XOM_STORE_SYSTEM && want >= 2)
+		if (want >= 2)
 			take_set(xom_stores_find_set(st, i, hash));
 		misses = 0;
 		EACH_ARRIVAL(a)

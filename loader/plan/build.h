@@ -49,18 +49,25 @@ void xom_built_free(struct xom_built *b);
 /* write() until all of p is written, across EINTR and short writes; 0 or -1. */
 int xom_write_all(int fd, const void *p, size_t n);
 
+/* A batch's keys, in its order: those of a set (xom_plan.h). */
+struct xom_set_keys {
+	const struct xom_plan_key *keys;
+	size_t n;
+};
+
 /*
  * Adds plans to the store in dir: writes their symbol files, merges them
  * into the index under the store's lock, and replaces the index by rename.
- * With nkeys >= 2, it also adds the set (xom_plan.h) of the plans for keys,
- * a batch's keys in its order, of those that the new plans and the store
- * hold, replacing any set of the same keys.
+ * For each of the nsets key lists of two keys or more, it also adds the set
+ * (xom_plan.h) of the plans for those keys, of those that the new plans and
+ * the store hold, replacing any set of the same keys or with the same
+ * first plan.
  * dir is created when missing, mode 0700 for a user's store, 0755 for a
  * shared one (the system store), and must be the caller's and writable by
  * nobody else.  Returns 0, or -1 with why set.
  */
 int xom_store_add(const char *dir, int shared, const struct xom_built *b,
-                  size_t n, const struct xom_plan_key *keys, size_t nkeys,
+                  size_t n, const struct xom_set_keys *sets, size_t nsets,
                   char *why, size_t cap);
 
 /* What xom_store_prune did. */

@@ -267,11 +267,11 @@ static struct xom_set_head *make_set(const struct entry *e, size_t n,
 	return s;
 }
 
-/* The old sets kept beside a new one: not a set that starts with the same
- * plan as the new one (the same program's start-up, with a library since
- * changed: a set for each version would pile up), and no more than
- * SETS_MAX bytes of sets in all.  Sets are a shortcut; one dropped only
- * makes its batch look its plans up one by one. */
+/* The old sets kept beside the new ones: not a set that starts with the
+ * same plan as a new one (the same program's start-up, with a library
+ * since changed: a set for each version would pile up), and no more than
+ * SETS_MAX bytes of sets in all, the new ones first.  Sets are a shortcut;
+ * one dropped only makes its batch look its plans up one by one. */
 #define SETS_MAX (16u << 20)
 
 static int same_first(const struct xom_set_head *a, const struct xom_set_head *b)
@@ -288,13 +288,25 @@ static int same_first(const struct xom_set_head *a, const struct xom_set_head *b
 	return xom_key_equal(&ka, &kb);
 }
 
-static size_t keep_sets(struct entry *e, size_t from, size_t n,
-                        const struct xom_set_head *fresh)
+/* Whether one of the n sets in e starts with the same plan as set. */
+static int any_same_first(const struct entry *e, size_t n, const void *set)
 {
-	size_t bytes = fresh ? fresh->total : 0, k = from;
+	for (size_t i = 0; i < n; i++)
+		if (same_first(e[i].blob, set))
+			return 1;
+	return 0;
+}
+
+/* The old sets in e[from, n) that the new ones in e[fresh, from), of
+ * bytes in all, leave room for; returns the new end. */
+static size_t keep_sets(struct entry *e, size_t fresh, size_t from, size_t n,
+                        size_t bytes)
+{
+	size_t k = from;
 
 	for (size_t i = from; i < n; i++) {
-		if ((fresh && same_first(e[i].blob, fresh)) || bytes + e[i].len > SETS_MAX)
+		if (any_same_first(e + fresh, from - fresh, e[i].blob)
+		    || bytes + e[i].len > SETS_MAX)
 			continue;
 		bytes += e[i].len;
 		e[k++] = e[i];
@@ -302,19 +314,57 @@ static size_t keep_sets(struct entry *e, size_t from, size_t n,
 	return k;
 }
 
+/* Adds to e[k...] a new set for each key list of sets that makes one, of
+ * the plans among e's first `plans`, while they fit in SETS_MAX (bytes
+ * counts them); the sets are also kept in made[], for the caller to free.
+ * A set that the old index holds byte for byte is left to it, so that a
+ * build with nothing new (the package hook's, say) writes nothing. */
+static size_t new_sets(struct entry *e, size_t k, size_t plans,
+                       const struct xom_set_keys *sets, size_t nsets,
+                       struct xom_set_head **made, size_t *bytes,
+                       const void *old, size_t old_len)
+{
+	size_t from = k;
+
+	for (size_t i = 0; i < nsets; i++) {
+		struct xom_set_head *set = sets[i].n >= 2
+			? make_set(e, plans, sets[i].keys, sets[i].n) : NULL;
+		if (!set)
+			continue;
+		const struct xom_set_head *same = old
+			? xom_store_find_set(old, old_len, set->hash) : NULL;
+		if (same && same->total == set->total && !memcmp(same, set, set->total)) {
+			free(set);
+			continue;
+		}
+		/* Two programs that are one file (a hard link, a copy) make
+		 * the same set, or one with the same first plan. */
+		if (has_set(e + from, k - from, set->hash)
+		    || any_same_first(e + from, k - from, set)
+		    || *bytes + set->total > SETS_MAX) {
+			free(set);
+			continue;
+		}
+		*bytes += set->total;
+		made[i] = set;
+		e[k++] = (struct entry){ set, set->total, 1, set->hash };
+	}
+	return k;
+}
+
 static int merge_index(const char *dir, const struct xom_built *b, size_t n,
-                       const struct xom_plan_key *keys, size_t nkeys,
+                       const struct xom_set_keys *sets, size_t nsets,
                        char *why, size_t cap)
 {
-	size_t old_len = 0, len = 0, k = 0;
+	size_t old_len = 0, len = 0, k = 0, bytes = 0;
 	void *old = map_index(dir, &old_len);
-	size_t most = n + 1 + (old ? ((const struct xom_store_head *)old)->nslots : 0);
+	size_t most = n + nsets + (old ? ((const struct xom_store_head *)old)->nslots : 0);
 	struct entry *e = calloc(most + 1, sizeof(*e));
-	struct xom_set_head *set = NULL;
+	struct xom_set_head **made = calloc(nsets + 1, sizeof(*made));
 	void *index = NULL;
 	int rc = -1;
 
-	if (!e) {
+	if (!e || !made) {
 		snprintf(why, cap, "out of memory");
 		goto out;
 	}
@@ -329,11 +379,14 @@ static int merge_index(const char *dir, const struct xom_built *b, size_t n,
 	if (old)
 		k = old_entries(old, old_len, e, k, most, 0);
 	size_t plans = k;
-	if (nkeys >= 2 && (set = make_set(e, plans, keys, nkeys)) != NULL)
-		e[k++] = (struct entry){ set, set->total, 1, set->hash };
+	k = new_sets(e, k, plans, sets, nsets, made, &bytes, old, old_len);
+	if (!n && k == plans) {
+		rc = 0;         /* nothing new: the index stays as it is */
+		goto out;
+	}
 	if (old) {
 		size_t from = k;
-		k = keep_sets(e, from, old_entries(old, old_len, e, k, most, 1), set);
+		k = keep_sets(e, plans, from, old_entries(old, old_len, e, k, most, 1), bytes);
 	}
 	/* Sets are a shortcut: an index too large with them is made without. */
 	if (!(index = build_index(e, k, &len)) && k > plans)
@@ -345,7 +398,9 @@ static int merge_index(const char *dir, const struct xom_built *b, size_t n,
 	rc = replace_file(dir, XOM_STORE_INDEX, index, len, why, cap);
 	free(index);
 out:
-	free(set);
+	for (size_t i = 0; made && i < nsets; i++)
+		free(made[i]);
+	free(made);
 	free(e);
 	if (old)
 		munmap(old, old_len);
@@ -417,7 +472,7 @@ static int lock_store(const char *dir, int shared, char *why, size_t cap)
 }
 
 int xom_store_add(const char *dir, int shared, const struct xom_built *b,
-                  size_t n, const struct xom_plan_key *keys, size_t nkeys,
+                  size_t n, const struct xom_set_keys *sets, size_t nsets,
                   char *why, size_t cap)
 {
 	/* A file-size limit must fail the write, not kill the writer. */
@@ -429,7 +484,7 @@ int xom_store_add(const char *dir, int shared, const struct xom_built *b,
 		return -1;
 	int rc = -1;
 	if (write_syms(dir, b, n, why, cap) == 0)
-		rc = merge_index(dir, b, n, keys, nkeys, why, cap);
+		rc = merge_index(dir, b, n, sets, nsets, why, cap);
 	close(fd);
 	return rc;
 }

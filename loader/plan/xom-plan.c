@@ -83,10 +83,11 @@ static void keep(const char *store, const char *fallback,
                  const struct xom_plan_key *keys, size_t nkeys, int quiet)
 {
 	char why[600], why2[600];
+	struct xom_set_keys set = { keys, nkeys };
 
-	if (!store || xom_store_add(store, 0, b, n, keys, nkeys, why, sizeof(why)) == 0)
+	if (!store || xom_store_add(store, 0, b, n, &set, 1, why, sizeof(why)) == 0)
 		return;
-	int kept = fallback && xom_store_add(fallback, 0, b, n, keys, nkeys, why2,
+	int kept = fallback && xom_store_add(fallback, 0, b, n, &set, 1, why2,
 	                                     sizeof(why2)) == 0;
 	if (quiet)
 		return;

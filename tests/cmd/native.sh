@@ -932,6 +932,21 @@ test_cache_system_store() {
 	[ "$(cat "$tmp/out")" = "cache value 7" ] && ! has "$tmp/err" scanning && ! has "$tmp/err" ignored &&
 		[ ! -e "$tmp/sys-user/xom/plans" ] && grep -q "libcachedep.so: [0-9]* pages* execute-only" "$tmp/err" &&
 		t_pass cache-system-store-read || t_fail cache-system-store-read "$(cat "$tmp/err")"
+	# The build keeps a set of plans for each program's start-up, which its
+	# next run reads at once: with every plan alone damaged, nothing is
+	# scanned and each object is still protected (from the set's copies).
+	(umask 077; "$xom" cache build -q --store "$r/p/sets" "$cache/cacheprog" /bin/true) ||
+		{ t_fail cache-system-store-sets "build: exit $?"; rm -rf "$r"; return; }
+	for f in cacheprog libcachedep.so libc.so.6 libxom.so; do
+		"$B/tests/runtime/xomtest" damage "$r/p/sets/plans" alone "$f" >/dev/null
+	done
+	XDG_CACHE_HOME=$tmp/sys-sets XOM_OPTIONS=store=$r/p/sets:backend=none:verbose=1 \
+		LD_PRELOAD=$B/libxom.so "$cache/cacheprog" >"$tmp/out" 2>"$tmp/err"
+	[ "$(grep -ao XOMPSET1 "$r/p/sets/plans" | wc -l)" = 2 ] &&
+		[ "$(cat "$tmp/out")" = "cache value 7" ] && ! has "$tmp/err" scanning &&
+		grep -q "libcachedep.so: [0-9]* pages* execute-only" "$tmp/err" &&
+		grep -q "cacheprog: [0-9]* pages* execute-only" "$tmp/err" &&
+		t_pass cache-system-store-sets || t_fail cache-system-store-sets "$(grep -ao XOMPSET1 "$r/p/sets/plans" | wc -l) sets: $(cat "$tmp/err")"
 	# The system store comes first, also for a batch that has a set of its
 	# plans in the user's cache: with every plan there, the set's copies too,
 	# made to disagree with its file, each object still gets the system's.
