@@ -12,6 +12,7 @@
  * the same stores meanwhile.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -176,6 +177,72 @@ static size_t to_scan(struct cache_files *l, const char *dir, int shared,
 	return n;
 }
 
+/* /etc/xom.conf as the runtime reads it: only when it and /etc are root's
+ * and writable by root alone; a malloc'd copy (len bytes), or NULL. */
+static char *read_conf(size_t *len)
+{
+	struct stat st, ds;
+	char *buf = NULL;
+	int fd = open("/etc/xom.conf", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0
+	    && !(st.st_mode & 022) && st.st_size < (1 << 20) && stat("/etc", &ds) == 0
+	    && ds.st_uid == 0 && !(ds.st_mode & 022)
+	    && (buf = malloc((size_t)st.st_size + 1))
+	    && read(fd, buf, (size_t)st.st_size) == st.st_size) {
+		*len = (size_t)st.st_size;
+		buf[*len] = 0;
+	} else {
+		free(buf);
+		buf = NULL;
+	}
+	close(fd);
+	return buf;
+}
+
+/*
+ * The keys of start-up st as the runtime will make its batch's: without
+ * the objects that its options exclude (/etc/xom.conf's lines for the
+ * program, then, for a user's own build, XOM_OPTIONS), whose keys it
+ * leaves out.  Returns how many keys k got, or 0 when the program runs
+ * without xom or a file cannot be read.
+ */
+static size_t start_keys(const struct cache_start *st, const char *conf, size_t len,
+                         int env, struct xom_plan_key *k)
+{
+	char prog[PATH_MAX], buf[4096], err[256];
+	char *text = conf ? malloc(len + 1) : NULL;
+	struct xom_opts o;
+	unsigned line;
+	int require;
+	size_t n = 0;
+
+	xom_options_defaults(&o);
+	if (!realpath(st->paths[0], prog))
+		snprintf(prog, sizeof(prog), "%s", st->paths[0]);
+	if (text) {
+		memcpy(text, conf, len + 1);
+		if (xom_conf_apply(text, len, prog, &o, &require, &line, err, sizeof(err)) != 0)
+			o.mode = XOM_OFF;       /* the runtime steps aside */
+	}
+	if (env && getenv("XOM_OPTIONS"))
+		xom_options_apply(getenv("XOM_OPTIONS"), &o, buf, sizeof(buf), &require,
+		                  err, sizeof(err));
+	for (size_t j = 0; o.mode != XOM_OFF && j < st->n; j++) {
+		if (xom_opt_excludes(&o, j ? st->paths[j] : prog))
+			continue;
+		if (file_key(st->paths[j], &k[n]) != 0) {
+			n = 0;
+			break;
+		}
+		n++;
+	}
+	free(text);
+	return o.mode == XOM_OFF ? 0 : n;
+}
+
 /*
  * Keeps in the store a set of plans (plan/xom_plan.h) for each start-up
  * recorded: the next run of that program reads its plans at once, not
@@ -204,17 +271,17 @@ static int keep_sets(const char *dir, int shared, const struct cache_files *l)
 		free(sets);
 		return XOM_EXIT_ENV;
 	}
+	size_t len = 0;
+	char *conf = read_conf(&len);
 	struct xom_plan_key *k = keys;
 	for (size_t i = 0; i < l->nstarts; i++) {
-		const struct cache_start *st = &l->starts[i];
-		size_t j = 0;
-		while (j < st->n && file_key(st->paths[j], &k[j]) == 0)
-			j++;
-		if (j < st->n)
+		size_t n = start_keys(&l->starts[i], conf, len, !shared, k);
+		if (n < 2)
 			continue;
-		sets[nsets++] = (struct xom_set_keys){ k, st->n };
-		k += st->n;
+		sets[nsets++] = (struct xom_set_keys){ k, n };
+		k += n;
 	}
+	free(conf);
 	if (nsets && xom_store_add(dir, shared, NULL, 0, sets, nsets, why, sizeof(why)) != 0) {
 		say("cannot keep the sets of plans in %s: %s", dir, why);
 		status = XOM_EXIT_ENV;
@@ -280,8 +347,11 @@ static int build(const struct cache_opts *c, int argc, char **argv)
 		return status;
 	}
 	struct scan_opts so = { dir, shared, c->jobs, !c->quiet && isatty(2), helper };
-	status = xom_exit_worst(status, scan_files(todo, n, &so, &r));
-	if (!r.interrupted && status != XOM_EXIT_ENV)
+	int scanned = scan_files(todo, n, &so, &r);
+	status = xom_exit_worst(status, scanned);
+	/* The sets of the start-ups recorded whole, even when another file
+	 * named could not be read; not when the store could not be written. */
+	if (!r.interrupted && scanned != XOM_EXIT_ENV)
 		status = xom_exit_worst(status, keep_sets(dir, shared, &l));
 	if (!c->quiet) {
 		char failed[64] = "";

@@ -16,12 +16,15 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cache.h"
@@ -186,19 +189,31 @@ static int read_at(int fd, void *buf, size_t n, uint64_t off)
 	       && pread(fd, buf, n, (off_t)off) == (ssize_t)n ? 0 : -1;
 }
 
-/* What the dynamic section at ph says: DF_1_PIE (a PIE, which is a
- * static-pie when it has no PT_INTERP), and whether it names audit modules
- * (DT_AUDIT, DT_DEPAUDIT), which the dynamic linker loads and runs even
- * when it only lists the libraries. */
-static void dyn_tags(int fd, const Elf64_Phdr *ph, int *pie, int *audit)
+/* What the dynamic section says: DF_1_PIE (a PIE, which is a static-pie
+ * when it has no PT_INTERP), and whether it names audit modules (DT_AUDIT,
+ * DT_DEPAUDIT), which the dynamic linker loads and runs even when it only
+ * lists the libraries.  Read where the dynamic linker reads it: in memory
+ * at dyn's p_vaddr, up to DT_NULL, so in the file through the last PT_LOAD
+ * of ph that maps that address (past its file bytes lie zeros: DT_NULL),
+ * whatever dyn's own p_offset and p_filesz say. */
+static void dyn_tags(int fd, const Elf64_Phdr *ph, unsigned nph,
+                     const Elf64_Phdr *dyn, int *pie, int *audit)
 {
 	Elf64_Dyn d[256];
-	size_t n = ph->p_filesz / sizeof(d[0]);
+	uint64_t off = 0, end = 0;
 
 	*pie = *audit = 0;
-	for (size_t at = 0; at < n && at < 4096; at += 256) {
+	for (unsigned i = 0; i < nph; i++) {
+		const Elf64_Phdr *p = &ph[i];
+		if (p->p_type == PT_LOAD && dyn->p_vaddr >= p->p_vaddr
+		    && dyn->p_vaddr - p->p_vaddr < p->p_filesz) {
+			off = p->p_offset + (dyn->p_vaddr - p->p_vaddr);
+			end = p->p_offset + p->p_filesz;
+		}
+	}
+	for (size_t n = (end - off) / sizeof(d[0]), at = 0; at < n && at < 65536; at += 256) {
 		size_t k = n - at < 256 ? n - at : 256;
-		if (read_at(fd, d, k * sizeof(d[0]), ph->p_offset + at * sizeof(d[0])) != 0)
+		if (read_at(fd, d, k * sizeof(d[0]), off + at * sizeof(d[0])) != 0)
 			return;
 		for (size_t i = 0; i < k; i++) {
 			if (d[i].d_tag == DT_NULL)
@@ -259,7 +274,7 @@ static enum elf_kind elf_kind(int fd, uint64_t size, char *interp, size_t cap,
 	if (!code)
 		return ELF_NO_CODE;
 	if (has_dyn)
-		dyn_tags(fd, &dyn, &pie, &aud);
+		dyn_tags(fd, ph, eh.e_phnum, &dyn, &pie, &aud);
 	if (audit)
 		*audit = aud;
 	if (program)
@@ -289,12 +304,22 @@ static const char *own_ldso(void)
 	return interp;
 }
 
-/* Reads all of fd into a NUL-terminated malloc'd buffer, or NULL. */
-static char *read_all(int fd)
+/* A listing that takes longer than this is given up: a library path
+ * that leads to a FIFO, or to a folder that hangs, would block it (and a
+ * package manager's hook with it) for ever. */
+#define LIST_SECONDS 10
+
+/* Reads all of fd into a NUL-terminated malloc'd buffer, within
+ * LIST_SECONDS; NULL with *late set when that ran out, NULL alone when
+ * memory did. */
+static char *read_all(int fd, int *late)
 {
 	size_t n = 0, cap = 4096;
 	char *buf = malloc(cap);
+	struct timespec t0, t;
 
+	*late = 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (buf) {
 		if (n + 1 == cap) {
 			char *b = realloc(buf, cap * 2);
@@ -303,7 +328,18 @@ static char *read_all(int fd)
 			buf = b;
 			cap *= 2;
 		}
-		ssize_t r = read(fd, buf + n, cap - 1 - n);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		long left = LIST_SECONDS * 1000L - ((t.tv_sec - t0.tv_sec) * 1000L
+		                                    + (t.tv_nsec - t0.tv_nsec) / 1000000);
+		struct pollfd p = { fd, POLLIN, 0 };
+		int ready = left > 0 ? poll(&p, 1, (int)left) : 0;
+		if (ready < 0 && errno == EINTR)
+			continue;
+		if (ready == 0) {
+			*late = 1;
+			break;
+		}
+		ssize_t r = ready < 0 ? -1 : read(fd, buf + n, cap - 1 - n);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0) {
@@ -314,6 +350,31 @@ static char *read_all(int fd)
 	}
 	free(buf);
 	return NULL;
+}
+
+/* Whether /etc/ld.so.preload names the file lib (once per run). */
+static int preload_listed(const char *lib)
+{
+	static int listed = -1;
+	char want[PATH_MAX], got[PATH_MAX], buf[8192];
+
+	if (listed >= 0)
+		return listed;
+	listed = 0;
+	int fd = open("/etc/ld.so.preload", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return listed;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || !realpath(lib, want))
+		return listed;
+	buf[n] = 0;
+	/* The dynamic linker splits it at blanks and colons. */
+	for (char *save = NULL, *t = strtok_r(buf, " \t\n:", &save); t;
+	     t = strtok_r(NULL, " \t\n:", &save))
+		if (realpath(t, got) && !strcmp(got, want))
+			listed = 1;
+	return listed;
 }
 
 /*
@@ -342,9 +403,10 @@ static int list_libraries(struct cache_files *l, const char *name,
 		snprintf(lib_path, sizeof(lib_path), "LD_LIBRARY_PATH=%s", llp);
 		envp[nenv++] = lib_path;
 	}
-	/* libxom.so comes right after the program in every batch, whether
-	 * LD_PRELOAD or /etc/ld.so.preload loads it. */
-	if (l->preload) {
+	/* libxom.so comes right after the program, whether LD_PRELOAD or
+	 * /etc/ld.so.preload loads it, but after what the file lists before
+	 * it: when the file lists it, the listing takes it from there. */
+	if (l->preload && !preload_listed(l->preload)) {
 		snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", l->preload);
 		envp[nenv++] = preload;
 	}
@@ -363,10 +425,19 @@ static int list_libraries(struct cache_files *l, const char *name,
 		say("cannot run the dynamic linker %s: %s", ld, strerror(rc));
 		return XOM_EXIT_ENV;
 	}
-	char *text = read_all(out[0]);
+	int late;
+	char *text = read_all(out[0], &late);
 	close(out[0]);
+	if (late)
+		kill(pid, SIGKILL);
 	while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
 		;
+	if (late) {
+		if (add)
+			say("%s: the dynamic linker did not finish listing its libraries in %d s; they are left out",
+			    name, LIST_SECONDS);
+		return XOM_EXIT_FAILED;
+	}
 	if (!text) {
 		say("out of memory");
 		return XOM_EXIT_ENV;
@@ -393,8 +464,15 @@ static int list_libraries(struct cache_files *l, const char *name,
 			continue;
 		}
 		char *addr = strstr(file, " (0x");
-		if (!addr || file[0] != '/')
-			continue;       /* the vDSO, "statically linked" */
+		if (!addr || file[0] != '/') {
+			/* A library found through a relative folder
+			 * (LD_LIBRARY_PATH=lib) is named relative to here,
+			 * so no set can name it; the vDSO and "statically
+			 * linked" name no file. */
+			if (arrow && addr)
+				keep = 0;
+			continue;
+		}
 		*addr = 0;
 		if (add)
 			status = xom_exit_worst(status, files_add_path(l, file));
@@ -564,6 +642,22 @@ static int candidate(const char *path, const struct stat *st)
 	       && ((st->st_mode & 0111) || strstr(base ? base : path, ".so"));
 }
 
+/* Whether the file at real (st) and every folder above it are root's and
+ * writable by nobody else. */
+static int root_alone(const char *real, const struct stat *st)
+{
+	char dir[PATH_MAX];
+
+	if (st->st_uid != 0 || (st->st_mode & 022))
+		return 0;
+	snprintf(dir, sizeof(dir), "%s", real);
+	char *slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return slash == dir && xom_store_dir_shared("/", lstat);
+	*slash = 0;
+	return xom_store_dir_shared(dir, lstat);
+}
+
 static int visit(const char *path, const struct stat *lst, int type,
                  struct FTW *ftw)
 {
@@ -598,9 +692,12 @@ static int visit(const char *path, const struct stat *lst, int type,
 		return FTW_STOP;
 	}
 	/* A program's start-up, once per file (not for each link to it);
-	 * not one that names audit modules, which listing would run.  What
-	 * its listing finds wrong is not this walk's to say. */
-	if (walk.l->preload && program && !audit && walk.l->n > had
+	 * not one that names audit modules, which listing would run, and
+	 * only one that root alone can change, file and folders: the walk
+	 * runs as root, and whoever could change the program could make its
+	 * listing load what they like.  What its listing finds wrong is not
+	 * this walk's to say. */
+	if (walk.l->preload && program && !audit && walk.l->n > had && root_alone(real, &st)
 	    && list_libraries(walk.l, real, real, (st.st_mode & (S_ISUID | S_ISGID)) != 0,
 	                      0, 1) == XOM_EXIT_ENV) {
 		walk.status = XOM_EXIT_ENV;

@@ -301,23 +301,29 @@ static void take_set(const struct xom_set_head *set)
 /*
  * Pass 2: the plans of the arrivals that want one, store by store in the
  * stores' order (system, user, fallback), each object's from the first
- * store that has it.  In each store a batch of two or more first asks for
- * its set (xom_plan.h), then looks up alone what the set lacked.  The
- * helper keeps a set for the batch it scanned for, and `xom cache build`
- * one for each program's start-up.  Returns how many no store has.
+ * store that has it.  A batch of two or more first asks a store for its
+ * set (xom_plan.h), then looks up alone what the set lacked.  The helper
+ * keeps a set for the batch it scanned for, in the user's stores;
+ * `xom cache build` one for each program's start-up, and only those in
+ * the system store, which is asked for a set only by the batch that holds
+ * the main program (a dlopen's would be a slot read in vain).  Returns how
+ * many no store has.
  */
 static size_t find_plans(struct xom_stores *st)
 {
 	size_t want = 0, misses = 0;
 	uint64_t hash = XOM_SET_HASH_INIT;
+	int start = 0;
 
-	EACH_ARRIVAL(a)
+	EACH_ARRIVAL(a) {
 		if (wants_plan(a)) {
 			want++;
 			hash = xom_set_hash(hash, &a->key);
 		}
+		start |= a->flags & XOM_OBJ_MAIN;
+	}
 	for (int i = 0; i < XOM_NSTORES; i++) {
-		if (want >= 2)
+		if (want >= 2 && (start || i != XOM_STORE_SYSTEM))
 			take_set(xom_stores_find_set(st, i, hash));
 		misses = 0;
 		EACH_ARRIVAL(a)

@@ -702,6 +702,36 @@ test_cache_build_errors() {
 			t_pass cache-build-audit ||
 			t_fail cache-build-audit "$( [ -e "$cache/audit-ran" ] && echo 'the audit module ran: ')$(cat "$tmp/err")"
 	fi
+	# The same program with its PT_DYNAMIC header cut to one entry: the
+	# dynamic linker reads the section in memory up to DT_NULL, and still
+	# runs the module; so must the check read it.
+	cp "$cache/auditprog" "$tmp/auditprog-hidden"
+	python3 - "$tmp/auditprog-hidden" <<-'PY'
+	import struct, sys
+	f = open(sys.argv[1], "r+b"); b = f.read()
+	phoff, = struct.unpack_from("<Q", b, 32); size, n = struct.unpack_from("<HH", b, 54)
+	for i in range(n):
+	    at = phoff + i * size
+	    if struct.unpack_from("<I", b, at)[0] == 2:         # PT_DYNAMIC
+	        f.seek(at + 32); f.write(struct.pack("<Q", 16))  # p_filesz: one entry
+	PY
+	rm -f "$cache/audit-ran"
+	run_rc cache-build-audit-hidden 1 "$xom" cache build "$tmp/auditprog-hidden" &&
+		has "$tmp/err" "names audit modules (DT_AUDIT)" && [ ! -e "$cache/audit-ran" ] &&
+		t_pass cache-build-audit-hidden ||
+		t_fail cache-build-audit-hidden "$( [ -e "$cache/audit-ran" ] && echo 'the audit module ran: ')$(cat "$tmp/err")"
+	# A library whose path leads to a FIFO would hold the listing for ever:
+	# it is given up after 10 s, and the program's own plan is still made.
+	mkdir -p "$tmp/fifo"
+	printf 'int f(void) { return 1; }\n' >"$tmp/fifo/l.c"
+	printf 'int f(void); int main(void) { return f(); }\n' >"$tmp/fifo/m.c"
+	gcc -shared -fPIC -o "$tmp/fifo/l.so" -Wl,-soname,"$tmp/fifo/dep.so" "$tmp/fifo/l.c" &&
+		gcc -o "$tmp/fifo/prog" "$tmp/fifo/m.c" "$tmp/fifo/l.so" && mkfifo "$tmp/fifo/dep.so" ||
+		{ t_fail cache-build-hang "cannot build the test's program"; return; }
+	run_rc cache-build-hang 1 timeout 60 "$xom" cache build "$tmp/fifo/prog" &&
+		has "$tmp/err" "$tmp/fifo/prog: the dynamic linker did not finish listing its libraries in 10 s" &&
+		plans_of | grep -q "current $tmp/fifo/prog$" && t_pass cache-build-hang ||
+		t_fail cache-build-hang "$(cat "$tmp/err")"
 	# A file the scanner refuses is named, and the others are kept.
 	cp "$cache/libcache1.so" "$tmp/trunc.so" && truncate -s 2000 "$tmp/trunc.so"
 	run_rc cache-build-bad 1 "$xom" cache build "$tmp/trunc.so" "$cache/libcache2.so" || return
@@ -947,6 +977,22 @@ test_cache_system_store() {
 		grep -q "libcachedep.so: [0-9]* pages* execute-only" "$tmp/err" &&
 		grep -q "cacheprog: [0-9]* pages* execute-only" "$tmp/err" &&
 		t_pass cache-system-store-sets || t_fail cache-system-store-sets "$(grep -ao XOMPSET1 "$r/p/sets/plans" | wc -l) sets: $(cat "$tmp/err")"
+	# A user's build makes the set as the runtime makes the batch: without
+	# the objects its options exclude (here XOM_OPTIONS), whose keys the
+	# batch leaves out.  With the other plans alone damaged, a run with the
+	# same options finds the set and scans nothing.
+	XDG_CACHE_HOME=$tmp/sets-ex XOM_OPTIONS='exclude=libcachedep.so*' \
+		"$xom" cache build -q "$cache/cacheprog" ||
+		{ t_fail cache-sets-exclude "build: exit $?"; rm -rf "$r"; return; }
+	for f in cacheprog libc.so.6 libxom.so; do
+		"$B/tests/runtime/xomtest" damage "$tmp/sets-ex/xom/plans" alone "$f" >/dev/null
+	done
+	XDG_CACHE_HOME=$tmp/sets-ex XOM_OPTIONS='store=off:backend=none:verbose=1:exclude=libcachedep.so*' \
+		LD_PRELOAD=$B/libxom.so "$cache/cacheprog" >"$tmp/out" 2>"$tmp/err"
+	[ "$(cat "$tmp/out")" = "cache value 7" ] && ! has "$tmp/err" scanning &&
+		grep -q "cacheprog: [0-9]* pages* execute-only" "$tmp/err" &&
+		has "$tmp/err" "libcachedep.so: excluded" &&
+		t_pass cache-sets-exclude || t_fail cache-sets-exclude "$(cat "$tmp/err")"
 	# The system store comes first, also for a batch that has a set of its
 	# plans in the user's cache: with every plan there, the set's copies too,
 	# made to disagree with its file, each object still gets the system's.
