@@ -10,6 +10,7 @@ system_install() {
 	[ -n "${sysi:-}" ] && return 0
 	sysi=$(trusted_dir) || return 1
 	make --no-print-directory -s install B="$B" PREFIX="$sysi" APT_CONF_D= XOM_CONF= \
+		SYSTEM_PROFILES="$sysi/profiles" \
 		>"$tmp/install.out" 2>&1 || { cat "$tmp/install.out" >&2; return 1; }
 	chmod 755 "$sysi"
 }

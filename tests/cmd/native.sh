@@ -513,7 +513,7 @@ test_install() {
 	# The administrator's own xom.conf is never replaced.
 	echo "/usr/bin/mine off" >"$inst/etc/xom.conf"
 	make --no-print-directory -s install B="$B" PREFIX="$inst" APT_CONF_D= \
-		XOM_CONF="$inst/etc/xom.conf" >"$tmp/out" 2>&1 &&
+		XOM_CONF="$inst/etc/xom.conf" SYSTEM_PROFILES="$inst/profiles" >"$tmp/out" 2>&1 &&
 		[ "$(cat "$inst/etc/xom.conf")" = "/usr/bin/mine off" ] ||
 		{ t_fail install "a second install replaced xom.conf: $(cat "$inst/etc/xom.conf")"; return; }
 	rm "$inst/etc/xom.conf"
@@ -1045,8 +1045,11 @@ test_cache_stores() {
 # exits 0 whatever happens, so that apt never fails because of xom.
 test_cache_hook() {
 	local inst=$tmp/hinst hook
+	# Everything under $inst: the system's own /etc/xom.conf and profile
+	# folder are not the test's to write.
 	mkdir -p "$inst/apt.conf.d"
-	make --no-print-directory -s install B="$B" PREFIX="$inst" APT_CONF_D="$inst/apt.conf.d" >"$tmp/out" 2>&1 ||
+	make --no-print-directory -s install B="$B" PREFIX="$inst" XOM_CONF="$inst/etc/xom.conf" SYSTEM_PROFILES="$inst/profiles" \
+		APT_CONF_D="$inst/apt.conf.d" >"$tmp/out" 2>&1 ||
 		{ t_fail cache-hook "$(tail -3 "$tmp/out")"; return; }
 	hook=$inst/lib/xom/xom-apt-hook
 	[ -x "$hook" ] && grep -q "^xom=$inst/bin/xom$" "$hook" &&
@@ -1071,14 +1074,17 @@ test_cache_hook() {
 	mv "$inst/bin/xom.real" "$inst/bin/xom"
 	XOM_HOOK_LOG=/nonexistent/dir/log "$hook" >/dev/null 2>&1
 	[ $rc = 0 ] && [ $? = 0 ] && t_pass cache-hook-no-xom || t_fail cache-hook-no-xom "rc $rc"
-	make --no-print-directory -s uninstall B="$B" PREFIX="$inst" APT_CONF_D="$inst/apt.conf.d" >"$tmp/out" 2>&1
+	make --no-print-directory -s uninstall B="$B" PREFIX="$inst" XOM_CONF="$inst/etc/xom.conf" SYSTEM_PROFILES="$inst/profiles" \
+		APT_CONF_D="$inst/apt.conf.d" >"$tmp/out" 2>&1
 	[ ! -e "$hook" ] && [ ! -e "$inst/apt.conf.d/90xom" ] && t_pass cache-hook-uninstalled ||
 		t_fail cache-hook-uninstalled "$(ls -R "$inst")"
 	# Without a folder for it, install says so and goes on.
-	make --no-print-directory -s install B="$B" PREFIX="$inst" APT_CONF_D="$inst/none" >"$tmp/out" 2>&1 &&
+	make --no-print-directory -s install B="$B" PREFIX="$inst" XOM_CONF="$inst/etc/xom.conf" SYSTEM_PROFILES="$inst/profiles" \
+		APT_CONF_D="$inst/none" >"$tmp/out" 2>&1 &&
 		has "$tmp/out" "not installing the apt hook: $inst/none" && [ ! -e "$inst/none" ] &&
 		t_pass cache-hook-no-apt || t_fail cache-hook-no-apt "$(cat "$tmp/out")"
-	make --no-print-directory -s uninstall B="$B" PREFIX="$inst" APT_CONF_D="$inst/none" >/dev/null 2>&1
+	make --no-print-directory -s uninstall B="$B" PREFIX="$inst" XOM_CONF="$inst/etc/xom.conf" SYSTEM_PROFILES="$inst/profiles" \
+		APT_CONF_D="$inst/none" >/dev/null 2>&1
 }
 
 # ---- the demo ----------------------------------------------------------------
