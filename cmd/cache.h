@@ -61,7 +61,7 @@ struct cache_file {
  * preloaded (the vDSO left out; the dynamic linker itself last). */
 struct cache_start {
 	char **paths;
-	size_t n;
+	size_t n, cap;
 };
 
 struct cache_files {

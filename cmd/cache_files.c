@@ -124,15 +124,14 @@ static int start_keep(struct cache_files *l, struct cache_start *st)
 		return -1;
 	l->starts = s;
 	l->starts[l->nstarts++] = *st;
-	st->paths = NULL;
-	st->n = 0;
+	*st = (struct cache_start){ NULL, 0, 0 };
 	return 0;
 }
 
 /* Appends a copy of path; 0, or -1 (memory). */
 static int start_add(struct cache_start *st, const char *path)
 {
-	char **p = realloc(st->paths, (st->n + 1) * sizeof(*p));
+	char **p = grown(st->paths, &st->cap, st->n, sizeof(*p), 16);
 
 	if (!p)
 		return -1;
@@ -148,8 +147,7 @@ static void start_free(struct cache_start *st)
 	for (size_t i = 0; i < st->n; i++)
 		free(st->paths[i]);
 	free(st->paths);
-	st->paths = NULL;
-	st->n = 0;
+	*st = (struct cache_start){ NULL, 0, 0 };
 }
 
 int files_add_path(struct cache_files *l, const char *path)
@@ -381,9 +379,9 @@ static int preload_listed(const char *lib)
  * Lists, through the dynamic linker in trace mode, the libraries that
  * path loads, with l->preload preloaded; adds each found one when add is
  * set, and says which are missing.  For a program (not a library), with
- * l->preload set and nothing missing, it records its start-up.  Output lines are
- * "\tNAME => PATH (0xADDR)", "\tNAME => not found" and "\tPATH (0xADDR)"
- * (the dynamic linker itself, the vDSO, a preload).
+ * l->preload set and nothing missing, it records its start-up.  Output
+ * lines are "\tNAME => PATH (0xADDR)", "\tNAME => not found" and
+ * "\tPATH (0xADDR)" (the dynamic linker itself, the vDSO, a preload).
  */
 static int list_libraries(struct cache_files *l, const char *name,
                           const char *path, int secure, int add, int program)
@@ -393,7 +391,7 @@ static int list_libraries(struct cache_files *l, const char *name,
 	char *envp[4] = { (char *)"LD_TRACE_LOADED_OBJECTS=1", NULL, NULL, NULL };
 	const char *llp = getenv("LD_LIBRARY_PATH");
 	int out[2], status = XOM_EXIT_OK, wst, nenv = 1;
-	struct cache_start st = { NULL, 0 };
+	struct cache_start st = { NULL, 0, 0 };
 	posix_spawn_file_actions_t fa;
 	pid_t pid;
 
@@ -640,22 +638,6 @@ static int candidate(const char *path, const struct stat *st)
 
 	return S_ISREG(st->st_mode) && st->st_size >= (off_t)sizeof(Elf64_Ehdr)
 	       && ((st->st_mode & 0111) || strstr(base ? base : path, ".so"));
-}
-
-/* Whether the file at real (st) and every folder above it are root's and
- * writable by nobody else. */
-static int root_alone(const char *real, const struct stat *st)
-{
-	char dir[PATH_MAX];
-
-	if (st->st_uid != 0 || (st->st_mode & 022))
-		return 0;
-	snprintf(dir, sizeof(dir), "%s", real);
-	char *slash = strrchr(dir, '/');
-	if (!slash || slash == dir)
-		return slash == dir && xom_store_dir_shared("/", lstat);
-	*slash = 0;
-	return xom_store_dir_shared(dir, lstat);
 }
 
 static int visit(const char *path, const struct stat *lst, int type,

@@ -55,6 +55,12 @@ int find_own(const char *name, char *out, size_t len);
 /* s as a JSON string, quotes included, on stdout. */
 void put_json_str(const char *s);
 
+/* Whether the file at path (st: its stat) and every folder above it are
+ * root's and writable by nobody else: what only root can change, and so
+ * may be loaded into every program, or listed by root. */
+struct stat;
+int root_alone(const char *path, const struct stat *st);
+
 /* ---- xom run's program (prog.c) --------------------------------------- */
 
 /* xom run's own exit codes; PROG's status passes through beside them, as a

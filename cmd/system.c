@@ -354,17 +354,14 @@ static int file_has(const char *path, const char *lib)
 static int check_library(const char *lib, int force)
 {
 	static const char *const cats[] = { "/usr/bin/cat", "/bin/cat" };
-	char dir[PATH_MAX], out[] = "/tmp/xom-enable-out-XXXXXX",
-	     err[] = "/tmp/xom-enable-err-XXXXXX";
+	char out[] = "/tmp/xom-enable-out-XXXXXX", err[] = "/tmp/xom-enable-err-XXXXXX";
 	struct stat st;
 
 	if (stat(lib, &st) != 0 || !S_ISREG(st.st_mode)) {
 		say("enable: %s: not a file", lib);
 		return XOM_EXIT_FAILED;
 	}
-	snprintf(dir, sizeof dir, "%s", lib);
-	*strrchr(dir, '/') = 0;
-	if (st.st_uid != 0 || (st.st_mode & 022) || !xom_store_dir_shared(dir, lstat)) {
+	if (!root_alone(lib, &st)) {
 		say("enable: %s: it or a folder above it is not root's alone; every program, set-user-ID ones included, would load it (install xom as root: make install)",
 		    lib);
 		return XOM_EXIT_FAILED;

@@ -12,8 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "../loader/plan/xom_plan.h"
 #include "../scan/xom_scan.h"
 #include "cmd.h"
 
@@ -169,6 +171,18 @@ int find_own(const char *name, char *out, size_t len)
 		}
 	}
 	return 0;
+}
+
+int root_alone(const char *path, const struct stat *st)
+{
+	char dir[PATH_MAX];
+
+	snprintf(dir, sizeof dir, "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = 0;
+	return slash && st->st_uid == 0 && !(st->st_mode & 022)
+	       && xom_store_dir_shared(dir, lstat);
 }
 
 static const struct xom_command *find_command(const char *name)

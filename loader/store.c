@@ -16,9 +16,10 @@
  * when the file changed since the last one), the slots it probes and its
  * plans, with pread.  A batch of two objects or more looks for its set
  * first (plan/xom_plan.h), which holds all its plans: a small one then
- * reads one slot and one set, not a slot and a plan for each object.  On virtual machines the
- * munmap's TLB flush was the larger part of what xom added to a dlopen
- * and dlclose cycle; a few preads cost less (storeread.c).
+ * reads one slot and one set, not a slot and a plan for each object.  On
+ * virtual machines the munmap's TLB flush was the larger part of what xom
+ * added to a dlopen and dlclose cycle; a few preads cost less
+ * (storeread.c).
  */
 #include <errno.h>
 #include <sys/mman.h>

@@ -230,7 +230,6 @@ static int write_syms(const char *dir, const struct xom_built *b, size_t n,
 	return 0;
 }
 
-
 /* A new set of the plans for the keys in e's plans, in their order, or
  * NULL when fewer than two of them have a plan there. */
 static struct xom_set_head *make_set(const struct entry *e, size_t n,
