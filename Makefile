@@ -57,6 +57,7 @@ include scan/scan.mk
 include loader/loader.mk
 include preload/preload.mk
 include tests/scan/scan.mk
+include tests/dl/dl.mk
 include tests/fuzz/fuzz.mk
 include tests/vm/vm.mk
 include bench/bench.mk

@@ -88,6 +88,107 @@ const ElfW(Phdr) *xom_link_map_phdrs(const struct link_map *map, int is_main,
 	return (const void *)(map->l_addr + eh->e_phoff);
 }
 
+/* The ELF hash of name (System V ABI). */
+static uint32_t sysv_hash(const char *name)
+{
+	uint32_t h = 0;
+
+	for (const unsigned char *p = (const void *)name; *p; p++) {
+		h = (h << 4) + *p;
+		uint32_t g = h & 0xf0000000u;
+		h ^= g >> 24;
+		h &= ~g;
+	}
+	return h;
+}
+
+/* The GNU hash of name (DJB's, as binutils and glibc use it). */
+static uint32_t gnu_hash(const char *name)
+{
+	uint32_t h = 5381;
+
+	for (const unsigned char *p = (const void *)name; *p; p++)
+		h = h * 33 + *p;
+	return h;
+}
+
+struct dynsyms {
+	uintptr_t bias;
+	const ElfW(Sym) *sym;
+	const char *str;
+	const uint16_t *versym;         /* NULL without symbol versions */
+	const uint32_t *hash, *gnu;     /* DT_HASH, DT_GNU_HASH */
+};
+
+/* One candidate of the hash chain.  A definition of a hidden version
+ * (dlopen@GLIBC_2.2.5 beside dlopen@@GLIBC_2.34) is taken only when no
+ * default one is found, as the dynamic linker does for an unversioned
+ * reference.  An IFUNC is not taken: its address is its resolver's. */
+static int sym_match(const struct dynsyms *d, uint32_t i, const char *name,
+                     void **hidden, void **found)
+{
+	const ElfW(Sym) *s = &d->sym[i];
+	int type = ELF64_ST_TYPE(s->st_info), bind = ELF64_ST_BIND(s->st_info);
+
+	if (s->st_shndx == SHN_UNDEF || type == STT_GNU_IFUNC
+	    || (bind != STB_GLOBAL && bind != STB_WEAK)
+	    || strcmp(d->str + s->st_name, name) != 0)
+		return 0;
+	void *addr = (void *)(d->bias + s->st_value);
+	if (d->versym && (d->versym[i] & 0x8000)) {
+		if (!*hidden)
+			*hidden = addr;
+		return 0;
+	}
+	*found = addr;
+	return 1;
+}
+
+static void *lookup_gnu(const struct dynsyms *d, const char *name)
+{
+	const uint32_t *w = d->gnu;
+	uint32_t nbuckets = w[0], symoffset = w[1], nbloom = w[2], shift = w[3];
+	const ElfW(Addr) *bloom = (const void *)&w[4];
+	const uint32_t *buckets = (const void *)&bloom[nbloom];
+	const uint32_t *chain = &buckets[nbuckets];
+	uint32_t h = gnu_hash(name);
+	void *hidden = NULL, *found = NULL;
+
+	if (!nbuckets || !nbloom)
+		return NULL;
+	ElfW(Addr) word = bloom[(h / 64) % nbloom];
+	ElfW(Addr) mask = ((ElfW(Addr))1 << (h % 64))
+	                  | ((ElfW(Addr))1 << ((h >> shift) % 64));
+	if ((word & mask) != mask)
+		return NULL;
+	uint32_t i = buckets[h % nbuckets];
+	if (i < symoffset)
+		return NULL;
+	for (;; i++) {
+		uint32_t h2 = chain[i - symoffset];
+		if ((h | 1) == (h2 | 1) && sym_match(d, i, name, &hidden, &found))
+			return found;
+		if (h2 & 1)
+			break;
+	}
+	return hidden;
+}
+
+static void *lookup_sysv(const struct dynsyms *d, const char *name)
+{
+	uint32_t nbucket = d->hash[0], nchain = d->hash[1];
+	const uint32_t *bucket = &d->hash[2], *chain = &bucket[nbucket];
+	void *hidden = NULL, *found = NULL;
+
+	if (!nbucket)
+		return NULL;
+	for (uint32_t i = bucket[sysv_hash(name) % nbucket], n = 0;
+	     i != STN_UNDEF && i < nchain && n < nchain; i = chain[i], n++)
+		if (sym_match(d, i, name, &hidden, &found))
+			return found;
+	return hidden;
+}
+
 void *xom_lookup_dynsym(uintptr_t b, const ElfW(Phdr) *ph, int phnum,
                         const char *name)
 {
@@ -96,26 +197,30 @@ void *xom_lookup_dynsym(uintptr_t b, const ElfW(Phdr) *ph, int phnum,
 	for (int i = 0; i < phnum; i++)
 		if (ph[i].p_type == PT_DYNAMIC)
 			dyn = (const void *)(b + ph[i].p_vaddr);
-	if (!dyn)
-		return NULL;
-	uintptr_t symtab = 0, strtab = 0, hash = 0;
+	return dyn ? xom_lookup_dyn(b, dyn, name) : NULL;
+}
+
+void *xom_lookup_dyn(uintptr_t b, const ElfW(Dyn) *dyn, const char *name)
+{
+	struct dynsyms d = { .bias = b };
+
 	for (; dyn->d_tag != DT_NULL; dyn++) {
 		/* The dynamic linker adds the bias to these in place, as soon
 		 * as it maps the object. */
 		uintptr_t p = dyn->d_un.d_ptr;
 		if (p < b)
 			p += b;
-		if (dyn->d_tag == DT_SYMTAB) symtab = p;
-		else if (dyn->d_tag == DT_STRTAB) strtab = p;
-		else if (dyn->d_tag == DT_HASH) hash = p;
+		switch (dyn->d_tag) {
+		case DT_SYMTAB: d.sym = (const void *)p; break;
+		case DT_STRTAB: d.str = (const void *)p; break;
+		case DT_VERSYM: d.versym = (const void *)p; break;
+		case DT_HASH: d.hash = (const void *)p; break;
+		case DT_GNU_HASH: d.gnu = (const void *)p; break;
+		}
 	}
-	if (!symtab || !strtab || !hash)
+	if (!d.sym || !d.str)
 		return NULL;
-	uint32_t nsyms = ((const uint32_t *)hash)[1];
-	const ElfW(Sym) *sym = (const void *)symtab;
-	for (uint32_t i = 1; i < nsyms; i++)
-		if (sym[i].st_shndx != SHN_UNDEF
-		    && !strcmp((const char *)strtab + sym[i].st_name, name))
-			return (void *)(b + sym[i].st_value);
-	return NULL;
+	if (d.gnu)
+		return lookup_gnu(&d, name);
+	return d.hash ? lookup_sysv(&d, name) : NULL;
 }

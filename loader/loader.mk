@@ -53,17 +53,6 @@ $(RT_BIN)/xomtest: $(XOMTEST_SRC) tests/runtime/xomtest.h loader/plan/xom_plan.h
 	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -o $@ $(XOMTEST_SRC) \
 		-ldl -pthread
 
-# The preload library with a plan buffer of 512 bytes: its small batches
-# outgrow it and map the index instead (loader/storeread.c).
-$(B)/loader/storeread-tiny.o: loader/storeread.c | $(B)/.deps-build
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(XCFLAGS) -DXOM_READ_BYTES=512 -c -o $@ $<
-$(RT_BIN)/libxom-tiny.so: $(RUNTIME_OBJ) $(B)/loader/storeread-tiny.o $(B)/preload/preload.o preload/preload.map
-	@mkdir -p $(@D)
-	$(CC) -o $@ $(filter-out $(B)/loader/storeread.o,$(RUNTIME_OBJ)) \
-		$(B)/loader/storeread-tiny.o $(B)/preload/preload.o $(XLDFLAGS) \
-		$(RUNTIME_LDFLAGS) -Wl,--version-script=preload/preload.map
-
 # A program that starts with more objects than a small batch has (ten
 # libraries of its own), so that its start-up maps the store's index.
 $(RT_BIN)/libmany%.so: tests/runtime/many.c

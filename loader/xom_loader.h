@@ -93,6 +93,7 @@ struct xom_libc {
 	sighandler_t (*sigset)(int, sighandler_t);
 	int (*pkey_free)(int);
 	int (*pkey_set)(int, unsigned);
+	int *(*errno_location)(void);   /* the program's errno */
 	int (*forward)(const struct sigaction *act, struct sigaction *old);
 	int (*key_guard)(int key);
 };
@@ -111,10 +112,14 @@ int xom_call_pkey_set(int key, unsigned rights);
 const ElfW(Phdr) *xom_link_map_phdrs(const struct link_map *map, int is_main,
                                      int *phnum);
 
-/* The address of a defined dynamic symbol, found through DT_HASH without
- * the dynamic linker (which cannot look across namespaces), or NULL. */
+/* The address of a defined dynamic symbol, found through the object's
+ * hash table without the dynamic linker (which cannot look across
+ * namespaces, and whose dlsym clears a pending dlerror), or NULL. */
 void *xom_lookup_dynsym(uintptr_t bias, const ElfW(Phdr) *ph, int phnum,
                         const char *name);
+/* The same, from the object's dynamic section (a link map's l_ld); it
+ * uses DT_GNU_HASH or DT_HASH, so a miss costs a probe, not a walk. */
+void *xom_lookup_dyn(uintptr_t bias, const ElfW(Dyn) *dyn, const char *name);
 
 /*
  * How the two doors meet.  dl_iterate_phdr shows only the caller's

@@ -10,16 +10,21 @@
  * owns the key and the handler, so this library only forwards the
  * program's SIGSEGV settings and key calls to it.
  *
- * Limitation: the dynamic linker takes the wrapper as dlopen's caller, so a
- * bare library name is not searched in the calling object's own DT_RUNPATH
- * or DT_RPATH.  LD_AUDIT has no such limitation.
+ * A wrapper must be invisible: it returns, sets errno and leaves dlerror
+ * as libc's own function would.  So the functions it stands in front of
+ * are found in the next objects' symbol tables (next_fn), never with
+ * dlsym, whose success clears the error that the program may be about to
+ * ask dlerror for; and a name is resolved for the program's caller, not
+ * for the wrapper (search.c).
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <link.h>
 #include <signal.h>
 #include <sys/mman.h>
 
 #include "../loader/xom_loader.h"
+#include "preload.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -30,19 +35,68 @@ static char *(*real_dlerror)(void);
 
 static int owner;       /* 1: this library runs the runtime */
 
-/* libc's own sigaction, under the name glibc exports for it: no dlsym on
- * the start-up path, where every lookup is paid by every process. */
+/* libc's own sigaction, under the name glibc exports for it: no lookup at
+ * all on the start-up path, where every lookup is paid by every process. */
 extern int __sigaction(int, const struct sigaction *, struct sigaction *);
 
-/* The next definition of name (libc's), looked up the first time a
- * wrapper needs it. */
+/* The definition of name that follows libxom.so's in the global scope, as
+ * dlsym(RTLD_NEXT) would find it: the first object after libxom.so that
+ * defines it (libc, unless another preloaded library wraps it too), else
+ * the first before it.  Reads only the objects' symbol tables.  *map, if
+ * given, is the object that defines it. */
+static void *next_fn(const char *name, struct link_map **map)
+{
+	struct dl_find_object fo;
+
+	if (_dl_find_object((void *)next_fn, &fo) != 0 || !fo.dlfo_link_map)
+		return NULL;
+	struct link_map *self = fo.dlfo_link_map, *head = self;
+	while (head->l_prev)
+		head = head->l_prev;
+	for (int pass = 0; pass < 2; pass++)
+		for (struct link_map *m = pass ? head : self->l_next;
+		     m && (pass == 0 || m != self); m = m->l_next) {
+			void *fn = m->l_ld ? xom_lookup_dyn(m->l_addr, m->l_ld, name)
+			                   : NULL;
+			if (fn) {
+				if (map)
+					*map = m;
+				return fn;
+			}
+		}
+	return NULL;
+}
+
+/* The first call of a wrapper may come before the constructor (from
+ * another library's constructor): each slot is filled on first use too.
+ * Two threads that race fill it with the same value. */
 static void *real_fn(void **slot, const char *name)
 {
-	if (!*slot)
-		*slot = dlsym(RTLD_NEXT, name);
-	return *slot;
+	void *fn = __atomic_load_n(slot, __ATOMIC_RELAXED);
+
+	if (!fn) {
+		fn = next_fn(name, NULL);
+		__atomic_store_n(slot, fn, __ATOMIC_RELAXED);
+	}
+	return fn;
 }
 #define REAL(var, name) ((__typeof__(var))real_fn((void **)&(var), name))
+
+static void find_real(void)
+{
+	struct dl_find_object fo;
+	struct link_map *libc = NULL;
+
+	real_dlopen = next_fn("dlopen", &libc);
+	REAL(real_dlmopen, "dlmopen");
+	REAL(real_dlclose, "dlclose");
+	REAL(real_dlerror, "dlerror");
+	REAL(xom_libc.sigset, "sigset");
+	REAL(xom_libc.pkey_free, "pkey_free");
+	REAL(xom_libc.pkey_set, "pkey_set");
+	if (_dl_find_object((void *)find_real, &fo) == 0)
+		xom_search_init(fo.dlfo_link_map, libc);
+}
 
 /* Filled in by libxom-audit.so, if it is loaded, before our constructor. */
 EXPORT struct xom_preload_link xom_preload_link;
@@ -70,6 +124,7 @@ __attribute__((constructor)) static void start_preload(void)
 	const struct xom_audit_api *audit = xom_preload_link.audit;
 
 	xom_libc.sigaction = __sigaction;
+	find_real();
 	if (audit && audit->magic == XOM_AUDIT_MAGIC && audit->version >= 2) {
 		xom_libc.forward = audit->sigaction;
 		xom_libc.key_guard = audit->key_guard;
@@ -97,26 +152,63 @@ static void *refuse_handle(void *h)
 	return NULL;
 }
 
+/* The runtime's work after a call: errno stays what libc's call left. */
+static int sync_objects(void)
+{
+	int err = errno, rc = xom_sync_objects();
+
+	errno = err;
+	return rc;
+}
+
+/* The name for libc, found for the caller; errno as the program left it. */
+static const char *caller_name(const char *file, const void *ret, int new_ns,
+                               char *buf, size_t cap)
+{
+	int err = errno;
+	const char *name = xom_search_name(file, ret, new_ns, buf, cap);
+
+	errno = err;
+	return name;
+}
+
 EXPORT void *dlopen(const char *file, int mode)
 {
-	void *h = REAL(real_dlopen, "dlopen")(file, mode);
-	if (h && owner && xom_sync_objects() != 0)
+	char path[4096];
+	const char *name = caller_name(file, __builtin_return_address(0), 0,
+	                               path, sizeof(path));
+	void *h = REAL(real_dlopen, "dlopen")(name, mode);
+	if (h && name != file)
+		xom_search_found(h, file, name);
+	if (h && owner && sync_objects() != 0)
 		return refuse_handle(h);
 	return h;
 }
 
 EXPORT void *dlmopen(Lmid_t lmid, const char *file, int mode)
 {
-	void *h = REAL(real_dlmopen, "dlmopen")(lmid, file, mode);
+	char path[4096];
+	const char *name = file;
+
+	/* A namespace that exists already other than the program's is not
+	 * walked for what it has loaded: the name goes as given. */
+	if (lmid == LM_ID_BASE || lmid == LM_ID_NEWLM)
+		name = caller_name(file, __builtin_return_address(0),
+		                   lmid == LM_ID_NEWLM, path, sizeof(path));
+	void *h = REAL(real_dlmopen, "dlmopen")(lmid, name, mode);
+	if (h && name != file)
+		xom_search_found(h, file, name);
 	if (!h || !owner)
 		return h;
-	if (xom_sync_objects() != 0)
+	if (sync_objects() != 0)
 		return refuse_handle(h);
 	if (lmid != LM_ID_BASE) {
+		int err = errno;
 		xom_enter();
 		add_namespace(h);
 		int rc = xom_batch_run();
 		xom_leave();
+		errno = err;
 		if (rc != 0)
 			return refuse_handle(h);
 	}
@@ -127,7 +219,7 @@ EXPORT int dlclose(void *h)
 {
 	int rc = REAL(real_dlclose, "dlclose")(h);
 	if (owner)
-		xom_sync_objects();
+		sync_objects();
 	return rc;
 }
 

@@ -4,6 +4,25 @@
 
 ALL += $(B)/libxom.so
 
-$(B)/libxom.so: $(RUNTIME_OBJ) $(B)/preload/preload.o preload/preload.map
-	$(CC) -o $@ $(RUNTIME_OBJ) $(B)/preload/preload.o $(XLDFLAGS) \
-		$(RUNTIME_LDFLAGS) -Wl,--version-script=preload/preload.map
+PRELOAD_OBJ := $(B)/preload/preload.o $(B)/preload/search.o
+# An empty DT_RUNPATH: when the dlopen wrapper is glibc's caller, glibc
+# then searches no RPATH (not even the main program's), only
+# LD_LIBRARY_PATH, its cache and the default folders; search.c does the
+# caller's own part of the search.
+PRELOAD_LDFLAGS := -Wl,--version-script=preload/preload.map \
+	-Wl,--enable-new-dtags -Wl,-rpath,
+
+$(B)/libxom.so: $(RUNTIME_OBJ) $(PRELOAD_OBJ) preload/preload.map
+	$(CC) -o $@ $(RUNTIME_OBJ) $(PRELOAD_OBJ) $(XLDFLAGS) \
+		$(RUNTIME_LDFLAGS) $(PRELOAD_LDFLAGS)
+
+# The preload library with a plan buffer of 512 bytes: its small batches
+# outgrow it and map the index instead (loader/storeread.c).
+$(B)/loader/storeread-tiny.o: loader/storeread.c | $(B)/.deps-build
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(XCFLAGS) -DXOM_READ_BYTES=512 -c -o $@ $<
+$(RT_BIN)/libxom-tiny.so: $(RUNTIME_OBJ) $(B)/loader/storeread-tiny.o $(PRELOAD_OBJ) preload/preload.map
+	@mkdir -p $(@D)
+	$(CC) -o $@ $(filter-out $(B)/loader/storeread.o,$(RUNTIME_OBJ)) \
+		$(B)/loader/storeread-tiny.o $(PRELOAD_OBJ) $(XLDFLAGS) \
+		$(RUNTIME_LDFLAGS) $(PRELOAD_LDFLAGS)
