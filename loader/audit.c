@@ -130,6 +130,8 @@ static void adopt_libc(void)
 	xom_libc.sigset = xom_lookup_dynsym(b, libc_ph, libc_phnum, "sigset");
 	xom_libc.pkey_free = xom_lookup_dynsym(b, libc_ph, libc_phnum, "pkey_free");
 	xom_libc.pkey_set = xom_lookup_dynsym(b, libc_ph, libc_phnum, "pkey_set");
+	xom_libc.errno_location = xom_lookup_dynsym(b, libc_ph, libc_phnum,
+	                                            "__errno_location");
 	xom_fault_use_libc(xom_libc.sigaction);
 }
 

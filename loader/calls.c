@@ -20,6 +20,13 @@
 
 struct xom_libc xom_libc;
 
+/* errno as the program sees it: the audit module has a libc, and so an
+ * errno, of its own, so a failure is reported through the program's. */
+static void set_errno(int err)
+{
+	*(xom_libc.errno_location ? xom_libc.errno_location() : &errno) = err;
+}
+
 int xom_call_sigaction(int sig, const struct sigaction *act,
                        struct sigaction *old)
 {
@@ -30,7 +37,7 @@ int xom_call_sigaction(int sig, const struct sigaction *act,
 			return 0;
 	}
 	if (!xom_libc.sigaction) {
-		errno = ENOSYS;
+		set_errno(ENOSYS);
 		return -1;
 	}
 	return xom_libc.sigaction(sig, act, old);
@@ -42,7 +49,7 @@ static sighandler_t set_handler(int sig, sighandler_t handler, int flags,
 	struct sigaction act, old;
 
 	if (sig <= 0 || sig >= NSIG || handler == SIG_ERR) {
-		errno = EINVAL;
+		set_errno(EINVAL);
 		return SIG_ERR;
 	}
 	memset(&act, 0, sizeof(act));
@@ -69,13 +76,26 @@ sighandler_t xom_call_sysv_signal(int sig, sighandler_t handler)
 	return set_handler(sig, handler, SA_RESETHAND | SA_NODEFER, 0);
 }
 
-/* sigset(): SIG_HOLD blocks the signal; anything else sets the handler and
- * unblocks it, and the old disposition is SIG_HOLD if it was blocked. */
+/* sigset(), as glibc's: SIG_HOLD blocks the signal and returns the old
+ * disposition (SIG_HOLD if it was blocked already); anything else sets the
+ * handler and unblocks it.  For SIGSEGV the old disposition is the one the
+ * program set, not xom's handler, which libc's own sigset would see. */
 sighandler_t xom_call_sigset(int sig, sighandler_t disp)
 {
-	if (sig != SIGSEGV || disp == SIG_HOLD)
-		return xom_libc.sigset ? xom_libc.sigset(sig, disp) : SIG_ERR;
+	if (sig != SIGSEGV)
+		return xom_libc.sigset ? xom_libc.sigset(sig, disp)
+		                       : (set_errno(ENOSYS), SIG_ERR);
 	uint64_t set = 1ull << (sig - 1), old;
+	if (disp == SIG_HOLD) {
+		struct sigaction now;
+		if (x_sigmask(SIG_BLOCK, &set, &old) != 0)
+			return SIG_ERR;
+		if (old & set)
+			return SIG_HOLD;
+		if (xom_call_sigaction(sig, NULL, &now) != 0)
+			return SIG_ERR;
+		return now.sa_handler;
+	}
 	sighandler_t prev = set_handler(sig, disp, 0, 0);
 	if (prev != SIG_ERR && x_sigmask(SIG_UNBLOCK, &set, &old) == 0
 	    && (old & set))
@@ -93,18 +113,18 @@ static int guarded(int key)
 int xom_call_pkey_free(int key)
 {
 	if (guarded(key)) {
-		errno = EINVAL;
+		set_errno(EINVAL);
 		return -1;
 	}
-	return xom_libc.pkey_free ? xom_libc.pkey_free(key) : (errno = ENOSYS, -1);
+	return xom_libc.pkey_free ? xom_libc.pkey_free(key) : (set_errno(ENOSYS), -1);
 }
 
 int xom_call_pkey_set(int key, unsigned rights)
 {
 	if (guarded(key)) {
-		errno = EINVAL;
+		set_errno(EINVAL);
 		return -1;
 	}
 	return xom_libc.pkey_set ? xom_libc.pkey_set(key, rights)
-	                         : (errno = ENOSYS, -1);
+	                         : (set_errno(ENOSYS), -1);
 }
