@@ -38,6 +38,7 @@
 #include <link.h>
 #include <sys/auxv.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "../loader/loader.h"
@@ -63,6 +64,7 @@ struct glibc_map {
 };
 
 static struct link_map *self;   /* libxom.so's link map */
+static int secure;              /* AT_SECURE: names go to glibc as given */
 static int layout_known;        /* struct glibc_map holds */
 
 static int layout_holds(struct link_map *m)
@@ -76,6 +78,7 @@ static int layout_holds(struct link_map *m)
 void xom_search_init(struct link_map *own, struct link_map *libc)
 {
 	self = own;
+	secure = getauxval(AT_SECURE) != 0;
 	layout_known = own && libc && layout_holds(own) && layout_holds(libc);
 }
 
@@ -388,16 +391,20 @@ const char *xom_search_name(const char *file, const void *ret, int new_ns,
 {
 	struct dl_find_object fo;
 
-	if (!file || !*file || !self || getauxval(AT_SECURE))
+	if (!file || !*file || !self || secure)
 		return file;
+	/* libc's strchrnul, which the runtime does not replace with a byte
+	 * loop: every dlopen passes here, most with a long path. */
+	int slash = *strchrnul(file, '/') != 0;
+	if (slash && !*strchrnul(file, '$'))
+		return file;    /* a path means the same from any caller */
 	if (_dl_find_object((void *)ret, &fo) != 0 || !fo.dlfo_link_map)
 		return file;
 	struct link_map *caller = fo.dlfo_link_map;
 	if (layout_known && ((struct glibc_map *)caller)->l_ns != LM_ID_BASE)
 		return file;
-	if (strchr(file, '/'))
-		return strchr(file, '$') ? expand_origin(caller, file, buf, cap)
-		                         : file;
+	if (slash)
+		return expand_origin(caller, file, buf, cap);
 	const char *found = search_own(caller, new_ns ? NULL : caller, file,
 	                               buf, cap);
 	return found ? found : file;
