@@ -95,8 +95,8 @@ install: $(B)/xom $(B)/xom-scan $(RUNTIME_FILES) $(B)/xom.1 $(B)/xom.conf.5 \
 	chmod 755 $(DESTDIR)$(APT_HOOK)
 	@if [ -n "$(APT_CONF_D)" ] && [ -d "$(DESTDIR)$(APT_CONF_D)" ] && \
 	    [ -w "$(DESTDIR)$(APT_CONF_D)" ]; then \
-		echo "sed 's|@HOOK@|$(APT_HOOK)|' cmd/90xom.in >$(APT_CONF)"; \
-		sed 's|@HOOK@|$(APT_HOOK)|' cmd/90xom.in >$(APT_CONF) && chmod 644 $(APT_CONF); \
+		echo "sed 's|@HOOK@|$(APT_HOOK)|g' cmd/90xom.in >$(APT_CONF)"; \
+		sed 's|@HOOK@|$(APT_HOOK)|g' cmd/90xom.in >$(APT_CONF) && chmod 644 $(APT_CONF); \
 	else \
 		echo "not installing the apt hook: $(DESTDIR)$(APT_CONF_D) is not a folder you can write to"; \
 	fi

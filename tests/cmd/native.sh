@@ -1063,6 +1063,16 @@ test_cache_hook() {
 	chmod 755 "$inst/bin/xom"
 	XOM_OPTIONS=store=/elsewhere XOM_HOOK_LOG=$tmp/hook.log "$hook" --store "$tmp/hs" >"$tmp/out" 2>&1
 	rc=$?
+	# The command that apt runs after dpkg, as the installed 90xom gives
+	# it to sh: it must start the hook (its log says so), print nothing
+	# and succeed.
+	line=$(sed -n 's/^DPkg::Post-Invoke { "\(.*\)"; };$/\1/p' "$inst/apt.conf.d/90xom")
+	XOM_HOOK_LOG=$tmp/apt.log sh -c "$line" >"$tmp/apt.out" 2>&1
+	arc=$?
+	[ -n "$line" ] && [ $arc = 0 ] && [ ! -s "$tmp/apt.out" ] &&
+		grep -q "args: cache build --system" "$tmp/apt.log" 2>/dev/null &&
+		t_pass cache-hook-apt-runs ||
+		t_fail cache-hook-apt-runs "line [$line], exit $arc, out $(cat "$tmp/apt.out"), log $(cat "$tmp/apt.log" 2>/dev/null)"
 	[ $rc = 0 ] && [ ! -s "$tmp/out" ] && grep -qx "args: cache build --system --store $tmp/hs" "$tmp/hook.log" &&
 		grep -qx "args: cache prune --system --store $tmp/hs" "$tmp/hook.log" &&
 		grep -q "exit status 2" "$tmp/hook.log" && t_pass cache-hook-fails-safe ||
