@@ -7,6 +7,7 @@
 #include <cpuid.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <gnu/libc-version.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -234,9 +235,34 @@ static int root_only(const struct stat *st)
 	return st->st_uid == 0 && !(st->st_mode & 022);
 }
 
+/*
+ * Whether a valid rule with options o refuses every program it matches
+ * here: require=1 where no key can be had (keys says why), unless the
+ * rule turns xom off or plans without applying.  Says so on the rule's
+ * line, with whether it matches the shell, and the way back.  Returns 1
+ * when it said so.
+ */
+static int check_require(const char *what, const char *shown, const char *pat,
+                         const struct xom_opts *o, const char *keys)
+{
+	char sh[PATH_MAX];
+
+	if (!keys || o->require != 1 || o->mode == XOM_OFF
+	    || o->backend == XOM_BACKEND_NONE)
+		return 0;
+	/* The runtime names a program by its real path (/proc/self/exe). */
+	int shell = realpath("/bin/sh", sh) && fnmatch(pat, sh, 0) == 0;
+	check_line(0, what, "a require=1 rule of xom.conf refuses every program it matches",
+	           "%s: refuses every program it matches here (exit 126), since %s%s%s%s; the xom command itself still runs (xom disable --system), and xom.require=0 on the kernel command line waives require=1 (xom(1), RECOVERY)",
+	           shown, keys, shell ? ": no new shell starts (it matches " : "",
+	           shell ? sh : "", shell ? ")" : "");
+	return 1;
+}
+
 /* The file, as the runtime reads it (loader/settings.c), then every rule
- * line by the runtime's parser (xom_conf_check_line), matched or not. */
-static void check_conf(const char *path)
+ * line by the runtime's parser (xom_conf_check_line), matched or not;
+ * keys says why this machine cannot protect, or is NULL. */
+static void check_conf(const char *path, const char *keys)
 {
 	char dir[PATH_MAX], line[8192], err[512];
 	struct stat st, ds;
@@ -298,7 +324,7 @@ static void check_conf(const char *path)
 		else if (*pat != '/' && !strchr("*?[", *pat))
 			check_line(-1, what, NULL, "%s: never matches: programs are named by their absolute path",
 			           shown);
-		else
+		else if (!check_require(what, shown, pat, &o, keys))
 			check_line(1, what, NULL, "%s", shown);
 	}
 	fclose(f);
@@ -428,10 +454,12 @@ int cmd_check(int argc, char **argv)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 
 	check_keys();
+	/* What failed so far is why no program can be protected here. */
+	const char *keys = failure;
 	check_files();
 	int valid = check_options(&o, buf, sizeof buf);
 	check_stores(&o);
-	check_conf(conf);
+	check_conf(conf, keys);
 	if (valid)
 		show_options(&o, getenv("XOM_OPTIONS"));
 	if (!failure)

@@ -127,18 +127,44 @@ void xom_helper_locate(void)
 	lib_path = name;
 }
 
-/* The helper's absolute path, beside this library. */
-static const char *helper_path(void)
+/* The absolute path of name (a path relative to this library's folder)
+ * in buf, or NULL. */
+static const char *beside(const char *name, char *buf, size_t cap)
 {
 	if (!lib_path)
 		return NULL;
 	const char *slash = strrchr(lib_path, '/');
 	int dir = slash ? (int)(slash - lib_path) : 0;
 	size_t n = lib_cwd[0]
-		? xom_fmt(helper, sizeof(helper), "%s/%.*s%sxom-plan", lib_cwd, dir,
-		          lib_path, slash ? "/" : "")
-		: xom_fmt(helper, sizeof(helper), "%.*s/xom-plan", dir, lib_path);
-	return n < sizeof(helper) - 1 ? helper : NULL;
+		? xom_fmt(buf, cap, "%s/%.*s%s%s", lib_cwd, dir, lib_path,
+		          slash ? "/" : "", name)
+		: xom_fmt(buf, cap, "%.*s/%s", dir, lib_path, name);
+	return n < cap - 1 ? buf : NULL;
+}
+
+/* The helper's absolute path, beside this library. */
+static const char *helper_path(void)
+{
+	return beside("xom-plan", helper, sizeof(helper));
+}
+
+int xom_own_command(void)
+{
+	/* Where the xom command lies from this library: beside it in a build
+	 * tree, PREFIX/bin/xom for PREFIX/lib/xom/libxom.so when installed. */
+	static const char *const names[] = { "xom", "../../bin/xom" };
+	char path[XOM_PATH_MAX];
+	struct stat exe, st;
+
+	if (!lib_path)
+		xom_helper_locate();
+	if (x_stat("/proc/self/exe", &exe) != 0)
+		return 0;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (beside(names[i], path, sizeof(path)) && x_stat(path, &st) == 0
+		    && st.st_dev == exe.st_dev && st.st_ino == exe.st_ino)
+			return 1;
+	return 0;
 }
 
 /* Opens the helper for execveat after checking who may have written it;
