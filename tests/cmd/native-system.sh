@@ -308,3 +308,48 @@ test_require_secure() {
 	t_pass require-secure-kernel-word
 	rm -rf "$s"
 }
+
+# Under xom in every program, xom check names the set-user-ID,
+# set-group-ID and file-capability programs whose plans (or those of what
+# they load) the system store lacks: they scan at every run.  A set-user-ID
+# copy of the probe appears in /usr/local/bin (an overlay, in the
+# namespace only); the store gets the plans of every other such program
+# this test can find, then the probe's.
+test_check_secure() {
+	local up=$tmp/cs st r m1 m2 n1 progs
+	if ! etc_ns_ok || ! system_install || ! [ -d /usr/local/bin ] || ! st=$(trusted_dir); then
+		t_skip check-secure "needs root, unshare, an overlay over /etc in a mount namespace, and /usr/local/bin"
+		return
+	fi
+	r=$tmp/csr
+	rm -rf "$up" "$r" && mkdir -m 755 "$up" "$up.bin" && mkdir "$r" && mkdir -p "$up.bin.work" &&
+		echo "$sysi/lib/xom/libxom.so" >"$up/ld.so.preload" && echo '* mode=off' >"$up/xom.conf" &&
+		chmod 644 "$up/ld.so.preload" "$up/xom.conf" && cp "$probe" "$up.bin/xom-suid-probe" &&
+		chmod 4755 "$up.bin/xom-suid-probe" || { t_fail check-secure "setup"; return; }
+	chmod 755 "$st"
+	progs=$(find /usr/lib /usr/lib64 /usr/bin /usr/sbin /usr/libexec /usr/local -type f -perm /6000 2>/dev/null
+		command -v getcap >/dev/null && getcap -r /usr/lib /usr/lib64 /usr/bin /usr/sbin /usr/libexec /usr/local 2>/dev/null | cut -d' ' -f1)
+	# shellcheck disable=SC2086
+	"$sysi/bin/xom" cache build -q --store "$st/s" $progs >/dev/null 2>&1
+	check() { # check NAME: xom check in the namespace, with the store
+		etc_ns "$up" "$(etc_mount "$up") && mount -t overlay overlay -o lowerdir=/usr/local/bin,upperdir=$up.bin,workdir=$up.bin.work /usr/local/bin || exit 9
+			XOM_OPTIONS=store=$st/s $sysi/bin/xom check >$r/$1 2>&1"
+	}
+	count() { sed -nE "s/^set-ID       note  ([0-9]+) of ([0-9]+) set-user-ID.*/\\$2/p" "$r/$1"; }
+	check before
+	"$sysi/bin/xom" cache build -q --store "$st/s" "$up.bin/xom-suid-probe" >/dev/null 2>&1
+	check after
+	m1=$(count before 1) n1=$(count before 2) m2=$(count after 1)
+	rm -rf "$st"
+	if ! grep -q '^set-ID  ' "$r/before" || [ -z "$m1" ]; then
+		t_fail check-secure "before the probe's plan: $(grep '^set-ID' "$r/before")"
+	elif [ "$m1" = 1 ]; then
+		t_check check-secure 'grep -q "^set-ID       note  1 of $n1 set-user-ID, set-group-ID and file-capability programs lack plans in $st/s, so each of their runs scans, .*: /usr/local/bin/xom-suid-probe (xom-suid-probe); root: xom cache build --system$" "$r/before" &&
+			grep -q "^set-ID       ok    $n1 set-user-ID, set-group-ID and file-capability programs: $st/s has the plans of each and of what it loads$" "$r/after"' \
+			"$(grep '^set-ID' "$r/before" "$r/after")"
+	else
+		# This machine has such programs that the test could not find
+		# (file capabilities without getcap): the probe's plan is one less.
+		t_check check-secure '[ "$m2" = $((m1 - 1)) ]' "$(grep '^set-ID' "$r/before" "$r/after")"
+	fi
+}
