@@ -239,11 +239,15 @@ test_require_rescue() {
 	r=$tmp/r && rm -rf "$r" && mkdir "$r"
 	etc_ns "$up" "$(etc_mount "$up") || exit 9
 		/bin/true 2>$r/true.err; echo \$? >$r/true.rc
+		XOM_OPTIONS=require=0 /bin/true 2>$r/env.err; echo \$? >$r/env.rc
 		$sysi/bin/xom disable --system >$r/disable.out 2>$r/disable.err; echo \$? >$r/disable.rc
 		[ -e /etc/ld.so.preload ]; echo \$? >$r/listed.rc
 		/bin/true 2>$r/after.err; echo \$? >$r/after.rc"
 	[ "$(cat "$r/true.rc")" = 126 ] && has "$r/true.err" "xom: refusing to run: " ||
 		{ t_fail require-rescue "the rule did not refuse /bin/true: rc $(cat "$r/true.rc"): $(cat "$r/true.err")"; return; }
+	# A program's own user may waive it (not the caller of a set-user-ID
+	# program: test_require_secure).
+	t_check require-rescue-env '[ "$(cat "$r/env.rc")" = 0 ]' "rc $(cat "$r/env.rc"): $(cat "$r/env.err")"
 	t_check require-rescue-xom-runs '[ "$(cat "$r/disable.rc")" = 0 ] && has "$r/disable.err" "running unprotected: require=1 does not apply to the xom command itself" &&
 		has "$r/disable.err" "disabled: removed /etc/ld.so.preload" && [ "$(cat "$r/listed.rc")" = 1 ] &&
 		[ "$(cat "$r/after.rc")" = 0 ]' \
