@@ -198,7 +198,6 @@ static int open_helper(void)
 	return (int)fd;
 }
 
-
 struct spawn {
 	int exe, out, err;
 	char *const *argv;
