@@ -329,7 +329,7 @@ test_check_secure() {
 	rm -rf "$up" "$r" && mkdir -m 755 "$up" "$up.bin" && mkdir "$r" && mkdir -p "$up.bin.work" &&
 		echo "$sysi/lib/xom/libxom.so" >"$up/ld.so.preload" && echo '* mode=off' >"$up/xom.conf" &&
 		chmod 644 "$up/ld.so.preload" "$up/xom.conf" && cp "$probe" "$up.bin/xom-suid-probe" &&
-		chmod 4755 "$up.bin/xom-suid-probe" || { t_fail check-secure "setup"; return; }
+		chmod 4755 "$up.bin/xom-suid-probe" || { t_fail check-secure "setup"; rm -rf "$st"; return; }
 	chmod 755 "$st"
 	progs=$(find /usr/lib /usr/lib64 /usr/bin /usr/sbin /usr/libexec /usr/local -type f -perm /6000 2>/dev/null
 		command -v getcap >/dev/null && getcap -r /usr/lib /usr/lib64 /usr/bin /usr/sbin /usr/libexec /usr/local 2>/dev/null | cut -d' ' -f1)
