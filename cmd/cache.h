@@ -102,6 +102,14 @@ int files_add_path(struct cache_files *l, const char *path);
  */
 int files_add_system(struct cache_files *l, size_t *seen);
 
+/*
+ * As files_add_system, but adds only the programs that the kernel runs in
+ * secure-execution mode (set-user-ID, set-group-ID, file capabilities),
+ * each with its start-up when l->preload is set; their libraries are in
+ * the start-ups only.
+ */
+int files_add_secure(struct cache_files *l, size_t *seen);
+
 /* The folders that files_add_system walks, NULL-terminated. */
 extern const char *const files_system_dirs[];
 

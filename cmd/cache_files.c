@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -621,6 +622,7 @@ static struct walk {
 	struct cache_files *l;
 	size_t seen;
 	int status;
+	int secure_only;        /* files_add_secure: secure-execution programs */
 } walk;
 
 static int skipped_tree(const char *path)
@@ -638,6 +640,15 @@ static int candidate(const char *path, const struct stat *st)
 
 	return S_ISREG(st->st_mode) && st->st_size >= (off_t)sizeof(Elf64_Ehdr)
 	       && ((st->st_mode & 0111) || strstr(base ? base : path, ".so"));
+}
+
+/* Whether the kernel runs the program at path in secure-execution mode
+ * (AT_SECURE) for another user: set-user-ID, set-group-ID, or with file
+ * capabilities. */
+static int secure_program(const char *path, const struct stat *st)
+{
+	return (st->st_mode & (S_ISUID | S_ISGID))
+	       || getxattr(path, "security.capability", NULL, 0) > 0;
 }
 
 static int visit(const char *path, const struct stat *lst, int type,
@@ -661,7 +672,7 @@ static int visit(const char *path, const struct stat *lst, int type,
 	int audit, program;
 	enum elf_kind kind = elf_kind(fd, (uint64_t)st.st_size, NULL, 0, &audit, &program);
 	close(fd);
-	if (kind != ELF_DYNAMIC)
+	if (kind != ELF_DYNAMIC || (walk.secure_only && !(program && secure_program(path, &st))))
 		return FTW_CONTINUE;
 	char real[PATH_MAX];
 	if (type == FTW_SL ? !realpath(path, real)
@@ -700,12 +711,12 @@ static int covered(char roots[][PATH_MAX], int n, const char *dir)
 	return 0;
 }
 
-int files_add_system(struct cache_files *l, size_t *seen)
+static int add_system(struct cache_files *l, size_t *seen, int secure_only)
 {
 	static char roots[32][PATH_MAX];
 	int n = 0;
 
-	walk = (struct walk){ l, 0, XOM_EXIT_OK };
+	walk = (struct walk){ l, 0, XOM_EXIT_OK, secure_only };
 	for (int i = 0; files_system_dirs[i] && n < 32; i++) {
 		char real[PATH_MAX];
 		if (!realpath(files_system_dirs[i], real) || covered(roots, n, real))
@@ -730,4 +741,14 @@ int files_add_system(struct cache_files *l, size_t *seen)
 	}
 	*seen = walk.seen;
 	return walk.status;
+}
+
+int files_add_system(struct cache_files *l, size_t *seen)
+{
+	return add_system(l, seen, 0);
+}
+
+int files_add_secure(struct cache_files *l, size_t *seen)
+{
+	return add_system(l, seen, 1);
 }

@@ -7,6 +7,7 @@
 #include <cpuid.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <gnu/libc-version.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -19,6 +20,7 @@
 
 #include "../loader/options.h"
 #include "../loader/plan/xom_plan.h"
+#include "cache.h"
 #include "cmd.h"
 
 const char check_usage[] =
@@ -226,6 +228,110 @@ static void check_stores(const struct xom_opts *o)
 	}
 }
 
+/* ---- set-user-ID programs ------------------------------------------------- */
+
+/* The libxom.so that /etc/ld.so.preload lists, in lib; 0 when none. */
+static int preloaded_lib(char *lib, size_t cap)
+{
+	char buf[8192];
+	FILE *f = fopen("/etc/ld.so.preload", "re");
+
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* The dynamic linker's separators; '#' to the end of a line. */
+	for (char *c = buf; (c = strchr(c, '#'));)
+		while (*c && *c != '\n')
+			*c++ = ' ';
+	for (char *save = NULL, *t = strtok_r(buf, " \t\n:", &save); t;
+	     t = strtok_r(NULL, " \t\n:", &save)) {
+		const char *base = strrchr(t, '/');
+		if (!strcmp(base ? base + 1 : t, "libxom.so") && strlen(t) < cap) {
+			strcpy(lib, t);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The first of the n files at paths whose plan ix lacks (its base name),
+ * or NULL when it has them all. */
+static const char *first_missing(const struct store_index *ix, char *const *paths,
+                                 size_t n)
+{
+	struct xom_plan_key k;
+
+	for (size_t i = 0; i < n; i++)
+		if (file_key(paths[i], &k) != 0 || !store_find(ix, &k)) {
+			const char *base = strrchr(paths[i], '/');
+			return base ? base + 1 : paths[i];
+		}
+	return NULL;
+}
+
+/*
+ * Under xom in every program (/etc/ld.so.preload), whether the system
+ * store holds the plans of every set-user-ID, set-group-ID and
+ * file-capability program under the system's folders and of what each
+ * loads at start-up: such a program reads no other store, so without
+ * them it scans at every run, in a helper whose failure its caller can
+ * bring about (a hard limit lowered) and which leaves it unprotected.
+ */
+static void check_secure(const struct xom_opts *o)
+{
+	char lib[PATH_MAX], sys[PATH_MAX], why[PATH_MAX + 64], names[600];
+	struct cache_files l;
+	struct store_index ix = { NULL, 0, NULL };
+	struct xom_dirs d;
+	size_t seen, missing = 0, shown = 0, at = 0;
+
+	if (!preloaded_lib(lib, sizeof lib))
+		return;         /* set-ID programs are reached by nothing else */
+	memset(&l, 0, sizeof l);
+	l.preload = lib;
+	files_add_secure(&l, &seen);
+	xom_store_dirs(o, 1, 0, &d);
+	const char *sd = xom_dir_path(&d, XOM_STORE_SYSTEM, sys, sizeof sys);
+	char where[sizeof sys + sizeof why + 32];
+	if (!sd)
+		snprintf(where, sizeof where, "the system store (store=off)");
+	else if (store_trusted(sd, 1, why, sizeof why) != 0)
+		snprintf(where, sizeof where, "the system store (%s: not read: %s)", sd, why);
+	else if (store_map(sd, &ix) != 0)
+		snprintf(where, sizeof where, "the system store (%s: %s)", sd, ix.why);
+	else
+		snprintf(where, sizeof where, "%s", sd);
+	names[0] = 0;
+	for (size_t i = 0; i < l.n; i++) {
+		char *alone[] = { l.f[i].path };
+		char *const *paths = alone;
+		size_t n = 1;
+		for (size_t j = 0; j < l.nstarts; j++)
+			if (!strcmp(l.starts[j].paths[0], l.f[i].path)) {
+				paths = l.starts[j].paths;
+				n = l.starts[j].n;
+			}
+		const char *lack = first_missing(&ix, paths, n);
+		if (!lack)
+			continue;
+		if (missing++ < 3 && at < sizeof names)
+			at += (size_t)snprintf(names + at, sizeof names - at, "%s%s (%s)",
+			                       shown++ ? ", " : "", l.f[i].path, lack);
+	}
+	if (!l.n)
+		check_line(1, "set-ID", NULL, "no set-user-ID, set-group-ID or file-capability program in the system's folders");
+	else if (!missing)
+		check_line(1, "set-ID", NULL, "%zu set-user-ID, set-group-ID and file-capability program%s: %s has the plans of each and of what it loads",
+		           l.n, l.n == 1 ? "" : "s", where);
+	else
+		check_line(-1, "set-ID", NULL, "%zu of %zu set-user-ID, set-group-ID and file-capability programs lack plans in %s, so each of their runs scans, which their caller can make fail and leave them unprotected (refused under require=1): %s%s; root: xom cache build --system",
+		           missing, l.n, where, names, missing > shown ? ", ..." : "");
+	store_unmap(&ix);
+	files_free(&l);
+}
+
 /* ---- /etc/xom.conf ---------------------------------------------------------- */
 
 /* Root's and writable by root alone, as loader/settings.c requires. */
@@ -234,9 +340,34 @@ static int root_only(const struct stat *st)
 	return st->st_uid == 0 && !(st->st_mode & 022);
 }
 
+/*
+ * Whether a valid rule with options o refuses every program it matches
+ * here: require=1 where no key can be had (keys says why), unless the
+ * rule turns xom off or plans without applying.  Says so on the rule's
+ * line, with whether it matches the shell, and the way back.  Returns 1
+ * when it said so.
+ */
+static int check_require(const char *what, const char *shown, const char *pat,
+                         const struct xom_opts *o, const char *keys)
+{
+	char sh[PATH_MAX];
+
+	if (!keys || o->require != 1 || o->mode == XOM_OFF
+	    || o->backend == XOM_BACKEND_NONE)
+		return 0;
+	/* The runtime names a program by its real path (/proc/self/exe). */
+	int shell = realpath("/bin/sh", sh) && fnmatch(pat, sh, 0) == 0;
+	check_line(0, what, "a require=1 rule of xom.conf refuses every program it matches",
+	           "%s: refuses every program it matches here (exit 126), since %s%s%s%s; the xom command itself still runs (xom disable --system), and xom.require=0 on the kernel command line waives require=1 (xom(1), RECOVERY)",
+	           shown, keys, shell ? ": no new shell starts (it matches " : "",
+	           shell ? sh : "", shell ? ")" : "");
+	return 1;
+}
+
 /* The file, as the runtime reads it (loader/settings.c), then every rule
- * line by the runtime's parser (xom_conf_check_line), matched or not. */
-static void check_conf(const char *path)
+ * line by the runtime's parser (xom_conf_check_line), matched or not;
+ * keys says why this machine cannot protect, or is NULL. */
+static void check_conf(const char *path, const char *keys)
 {
 	char dir[PATH_MAX], line[8192], err[512];
 	struct stat st, ds;
@@ -298,7 +429,7 @@ static void check_conf(const char *path)
 		else if (*pat != '/' && !strchr("*?[", *pat))
 			check_line(-1, what, NULL, "%s: never matches: programs are named by their absolute path",
 			           shown);
-		else
+		else if (!check_require(what, shown, pat, &o, keys))
 			check_line(1, what, NULL, "%s", shown);
 	}
 	fclose(f);
@@ -428,10 +559,13 @@ int cmd_check(int argc, char **argv)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 
 	check_keys();
+	/* What failed so far is why no program can be protected here. */
+	const char *keys = failure;
 	check_files();
 	int valid = check_options(&o, buf, sizeof buf);
 	check_stores(&o);
-	check_conf(conf);
+	check_secure(&o);
+	check_conf(conf, keys);
 	if (valid)
 		show_options(&o, getenv("XOM_OPTIONS"));
 	if (!failure)

@@ -11,7 +11,10 @@
  * dynamically linked cat(1) run with it preloaded maps it, prints its own
  * /proc/self/maps and exits 0, with no line from the dynamic linker.  A
  * line from xom itself (no protection keys, say) would then be printed by
- * every process on the machine, so it stops enable too, unless --force.
+ * every process on the machine, so it stops enable too, unless --force;
+ * and so does the runtime's refusal of cat (a require=1 rule of
+ * /etc/xom.conf where xom cannot protect), which every program the rule
+ * matches would meet.
  *
  * The file is rewritten whole, by rename of a temporary file in the same
  * folder, so that a program starting meanwhile reads either the old list
@@ -54,7 +57,9 @@ const char enable_usage[] =
 	"  --system     required: the change is for every program on the machine\n"
 	"  --force      enable even when the test run prints xom: lines (for\n"
 	"               example on a CPU without protection keys, where every\n"
-	"               program would then print one)\n"
+	"               program would then print one), or is refused by a\n"
+	"               require=1 rule of /etc/xom.conf (every program it\n"
+	"               matches would be)\n"
 	"  --file PATH  another file named ld.so.preload (a chroot's or an\n"
 	"               image's /etc) instead of /etc/ld.so.preload\n"
 	"\n"
@@ -350,6 +355,21 @@ static int file_has(const char *path, const char *lib)
 	return found;
 }
 
+/* 1 when file path has a line that starts with prefix. */
+static int file_has_line(const char *path, const char *prefix)
+{
+	char line[1024];
+	int found = 0;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof line, f))
+		found = !strncmp(line, prefix, strlen(prefix));
+	fclose(f);
+	return found;
+}
+
 /* The checks; 0 when lib may be listed, or the exit status after a line. */
 static int check_library(const char *lib, int force)
 {
@@ -389,7 +409,21 @@ static int check_library(const char *lib, int force)
 	int rc = XOM_EXIT_OK;
 	int ws = test_run(cat, lib, out, err);
 	int mapped = file_has(out, lib);
-	if (ws < 0 || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0 || !mapped) {
+	/* The runtime's own refusal (require=1 where it cannot protect, from
+	 * /etc/xom.conf): every program it applies to would be refused so,
+	 * shells and this command's callers included. */
+	int refused = ws >= 0 && WIFEXITED(ws) && WEXITSTATUS(ws) == 126
+	              && file_has_line(err, "xom: refusing to run: ");
+	if (refused) {
+		say("enable: %s with %s preloaded was refused (exit 126):", cat, lib);
+		show_lines(err, "  | ", 5);
+		if (!force) {
+			say("enable: every program that require=1 applies to would be refused so, no new shell or login included; not enabling (--force to enable anyway; the way back is in xom(1), RECOVERY)");
+			rc = XOM_EXIT_FAILED;
+		} else {
+			say("enable: --force: enabling all the same");
+		}
+	} else if (ws < 0 || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0 || !mapped) {
 		if (ws >= 0 && WIFSIGNALED(ws))
 			say("enable: %s with %s preloaded died by signal %d; not enabling",
 			    cat, lib, WTERMSIG(ws));

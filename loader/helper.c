@@ -20,12 +20,18 @@
  *   - run at most once at a time per process (the object phase is locked),
  *     with every file of the batch in one run;
  *   - given an empty environment.  It is linked statically, so that not
- *     even /etc/ld.so.preload can load xom into it.
+ *     even /etc/ld.so.preload can load xom into it;
+ *   - run with limits of xom's choosing, not the caller's (run_limits),
+ *     and in a secure-execution program as the program's effective user
+ *     alone (own_helper): neither a lowered limit nor a kill by the
+ *     caller may make a set-user-ID program's scan fail, which would
+ *     leave it unprotected.
  */
 #include <dlfcn.h>
 #include <poll.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include "loader.h"
@@ -34,6 +40,35 @@
 /* A scan of the largest libraries takes seconds; a helper silent for this
  * long is stuck, and the dlopen waiting for it must not hang for ever. */
 #define HELPER_TIMEOUT_MS 120000
+
+/*
+ * The limits the helper runs with.  Whoever starts a program can lower
+ * its limits first (ulimit -v), and a child inherits them: a scan that
+ * runs out of memory or time leaves the objects unprotected, so a caller
+ * could strip xom from a set-user-ID program that way.  The helper's soft
+ * limits are therefore raised to want, as far as the hard limits allow.
+ * In a secure-execution program the hard limits are the caller's too, and
+ * are raised where the program may (CAP_SYS_RESOURCE, which a
+ * set-user-ID-root program has); elsewhere they are the bound, and when
+ * one is below floor and the scan failed, one line says so.  A program's
+ * own limits are left alone in every case: only the helper gets these.
+ */
+#define LIMIT_NONE ((uint64_t)-1)       /* RLIM64_INFINITY */
+static const struct helper_limit {
+	int res;
+	uint64_t want, floor;
+	unsigned shift;                 /* the unit of messages: 20 for MB */
+	char what[14], unit[4];         /* arrays: no relocation at start-up */
+} limits[] = {
+	{ RLIMIT_AS, LIMIT_NONE, 1ull << 30, 20, "address space", " MB" },
+	{ RLIMIT_DATA, LIMIT_NONE, 1ull << 30, 20, "data", " MB" },
+	{ RLIMIT_STACK, 8u << 20, 1u << 20, 20, "stack", " MB" },
+	{ RLIMIT_CPU, LIMIT_NONE, HELPER_TIMEOUT_MS / 1000, 0, "CPU time", " s" },
+	{ RLIMIT_FSIZE, LIMIT_NONE, XOM_STORE_MAX, 20, "file size", " MB" },
+	{ RLIMIT_NOFILE, 1024, 64, 0, "open files", "" },
+	{ RLIMIT_NPROC, LIMIT_NONE, 0, 0, "processes", "" },
+};
+#define NLIMITS (sizeof(limits) / sizeof(limits[0]))
 
 /* This library's path as the dynamic linker keeps it (a string of its
  * link map, there for the life of the process), and, only when that is
@@ -56,6 +91,8 @@ struct scratch {
 	char user[XOM_PATH_MAX], fallback[XOM_PATH_MAX];
 	char *argv[MAX_ARGS];
 	char set[SET_ARG_MAX];          /* --set's keys, comma-separated */
+	unsigned low;                   /* struct spawn's, after a start */
+	uint64_t got[NLIMITS];
 	char stack1[16 << 10] __attribute__((aligned(16)));
 	char stack2[16 << 10] __attribute__((aligned(16)));
 };
@@ -90,18 +127,44 @@ void xom_helper_locate(void)
 	lib_path = name;
 }
 
-/* The helper's absolute path, beside this library. */
-static const char *helper_path(void)
+/* The absolute path of name (a path relative to this library's folder)
+ * in buf, or NULL. */
+static const char *beside(const char *name, char *buf, size_t cap)
 {
 	if (!lib_path)
 		return NULL;
 	const char *slash = strrchr(lib_path, '/');
 	int dir = slash ? (int)(slash - lib_path) : 0;
 	size_t n = lib_cwd[0]
-		? xom_fmt(helper, sizeof(helper), "%s/%.*s%sxom-plan", lib_cwd, dir,
-		          lib_path, slash ? "/" : "")
-		: xom_fmt(helper, sizeof(helper), "%.*s/xom-plan", dir, lib_path);
-	return n < sizeof(helper) - 1 ? helper : NULL;
+		? xom_fmt(buf, cap, "%s/%.*s%s%s", lib_cwd, dir, lib_path,
+		          slash ? "/" : "", name)
+		: xom_fmt(buf, cap, "%.*s/%s", dir, lib_path, name);
+	return n < cap - 1 ? buf : NULL;
+}
+
+/* The helper's absolute path, beside this library. */
+static const char *helper_path(void)
+{
+	return beside("xom-plan", helper, sizeof(helper));
+}
+
+int xom_own_command(void)
+{
+	/* Where the xom command lies from this library: beside it in a build
+	 * tree, PREFIX/bin/xom for PREFIX/lib/xom/libxom.so when installed. */
+	static const char *const names[] = { "xom", "../../bin/xom" };
+	char path[XOM_PATH_MAX];
+	struct stat exe, st;
+
+	if (!lib_path)
+		xom_helper_locate();
+	if (x_stat("/proc/self/exe", &exe) != 0)
+		return 0;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (beside(names[i], path, sizeof(path)) && x_stat(path, &st) == 0
+		    && st.st_dev == exe.st_dev && st.st_ino == exe.st_ino)
+			return 1;
+	return 0;
 }
 
 /* Opens the helper for execveat after checking who may have written it;
@@ -140,7 +203,76 @@ struct spawn {
 	char *const *argv;
 	volatile long pid;      /* the helper's, or -errno */
 	char *stack2;
+	int secure;             /* xom_secure */
+	unsigned low;           /* bit i: limits[i] stayed below its floor */
+	uint64_t got[NLIMITS];  /* each limit the helper got (soft) */
 };
+
+struct rlimit64_ { uint64_t cur, max; };
+
+/* Raises one limit of the calling process towards want; what it got. */
+static uint64_t raise_limit(int res, uint64_t want, int secure)
+{
+	struct rlimit64_ r, n;
+
+	if (SYS_FAILED(sys4(SYS_prlimit64, 0, res, 0, (long)&r)))
+		return 0;
+	if (r.cur >= want)
+		return r.cur;
+	if (secure && r.max < want) {
+		n = (struct rlimit64_){ want, want };
+		if (!SYS_FAILED(sys4(SYS_prlimit64, 0, res, (long)&n, 0)))
+			return want;
+	}
+	n = (struct rlimit64_){ r.max < want ? r.max : want, r.max };
+	return SYS_FAILED(sys4(SYS_prlimit64, 0, res, (long)&n, 0)) ? r.cur : n.cur;
+}
+
+/* The intermediate's limits, which the helper inherits (raw system calls
+ * only: it shares the host's memory). */
+static void run_limits(struct spawn *s)
+{
+	s->low = 0;
+	for (size_t i = 0; i < NLIMITS; i++) {
+		s->got[i] = raise_limit(limits[i].res, limits[i].want, s->secure);
+		if (s->got[i] < limits[i].floor)
+			s->low |= 1u << i;
+	}
+	/* A helper of a secure-execution program is the effective user's
+	 * alone (own_helper), so the kernel would let it dump core, as that
+	 * user, where its caller chose: it dumps none. */
+	if (s->secure) {
+		struct rlimit64_ none = { 0, 0 };
+		sys4(SYS_prlimit64, 0, RLIMIT_CORE, (long)&none, 0);
+	}
+}
+
+/*
+ * In a secure-execution program, makes the intermediate, and so the
+ * helper, the effective user's alone: real and saved user IDs the
+ * effective one.  The kernel lets a process signal another whose real or
+ * saved user ID is its own real or effective one, so the caller of a
+ * set-user-ID program could otherwise kill or stop the helper and leave
+ * the program unprotected.  This is safe: any process may set each of
+ * its user IDs to one it already holds, it gives the helper nothing that
+ * it would not have had (it ran with that effective user ID before), and
+ * it changes only this task's credentials (a raw system call, and a
+ * CLONE_VM child is a process of its own), never the program's.  What it
+ * cannot cover: the moment between the clone and this call, after which
+ * a helper killed before it starts fails safe (one line; refused under
+ * require=1); and set-group-ID and file-capability programs, whose
+ * effective user is their caller.
+ */
+static void own_helper(const struct spawn *s)
+{
+	unsigned r, e, saved;
+
+	if (!s->secure || SYS_FAILED(sys3(SYS_getresuid, (long)&r, (long)&e,
+	                                  (long)&saved)))
+		return;
+	if (r != e || saved != e)
+		sys3(SYS_setresuid, e, e, e);
+}
 
 /* The helper, until execveat: it shares the host's memory, so it makes
  * raw system calls only and touches nothing but *s. */
@@ -164,6 +296,9 @@ static int run_helper(void *arg)
 static int start_helper(void *arg)
 {
 	struct spawn *s = arg;
+
+	run_limits(s);
+	own_helper(s);
 	long pid = clone(run_helper, s->stack2, CLONE_VM | CLONE_VFORK, s);
 
 	/* run_helper stores -errno in s->pid when its exec fails. */
@@ -175,7 +310,8 @@ static int start_helper(void *arg)
 	return 0;
 }
 
-/* Starts the helper on argv with stdout on out; its pid, or -errno. */
+/* Starts the helper on argv with stdout on out; its pid, or -errno.  The
+ * limits it got are left in sc. */
 static long start(int exe, int out, char *const *argv)
 {
 	char *stack1 = sc->stack1, *stack2 = sc->stack2;
@@ -184,7 +320,7 @@ static long start(int exe, int out, char *const *argv)
 	if (logfd < 0)
 		err = (int)x_open("/dev/null", O_WRONLY | O_CLOEXEC, 0);
 	struct spawn s = { exe, out, err < 0 ? 2 : err, argv, 0,
-	                   stack2 + sizeof(sc->stack2) };
+	                   stack2 + sizeof(sc->stack2), xom_secure, 0, { 0 } };
 	/* No exit signal for the intermediate: the host's SIGCHLD handler
 	 * and its waitpid(-1) must not see it either. */
 	long mid = clone(start_helper, stack1 + sizeof(sc->stack1),
@@ -194,7 +330,30 @@ static long start(int exe, int out, char *const *argv)
 			;
 	if (logfd < 0 && err >= 0)
 		x_close(err);
+	sc->low = s.low;
+	memcpy(sc->got, s.got, sizeof(sc->got));
 	return mid > 0 ? s.pid : -ECHILD;
+}
+
+/* After a run in which something could not be scanned: one line naming
+ * the limits that the helper could not get, if any. */
+static void say_low_limits(void)
+{
+	char list[256];
+	size_t at = 0;
+
+	list[0] = 0;
+	for (size_t i = 0; i < NLIMITS && at < sizeof(list); i++) {
+		if (!(sc->low & 1u << i))
+			continue;
+		at += xom_fmt(list + at, sizeof(list) - at, "%s%s %lu%s (wants %lu)",
+		              at ? ", " : "", limits[i].what,
+		              (unsigned long)(sc->got[i] >> limits[i].shift), limits[i].unit,
+		              (unsigned long)(limits[i].floor >> limits[i].shift));
+	}
+	if (list[0])
+		xom_notice("the scanner ran short of the hard limits this program was started with, which xom cannot raise: %s",
+		           list);
 }
 
 /*
@@ -354,9 +513,15 @@ static int run_scratch(const char *const *paths, size_t n,
 	                      ? "its output is not whole (killed?)" : NULL;
 	if (broke) {
 		xom_notice("the scanner %s failed: %s", helper, broke);
+		say_low_limits();
 		xom_helper_release(buf, cap);
 		return -1;
 	}
+	for (size_t i = 0; i < n; i++)
+		if (!out[i]) {
+			say_low_limits();
+			break;
+		}
 	*mem = buf;
 	*len = cap;
 	return 0;

@@ -59,8 +59,14 @@ extern unsigned xom_euid;               /* the effective user ID at start-up */
  * that are about to be written, when there are enough of them: one call
  * for many pages costs less than a fault for each (start.c). */
 void xom_populate(const void *p, size_t len);
-/* Says why and exits XOM_REFUSED_STATUS (require=1). */
-__attribute__((noreturn)) void xom_refuse(const char *why);
+/* Says why and exits XOM_REFUSED_STATUS (require=1), unless the refusal
+ * is waived for this process (xom_waiver): then it says so and returns,
+ * and the program runs unprotected. */
+void xom_refuse(const char *why);
+/* Why require=1 does not refuse this process, or NULL: the kernel command
+ * line's xom.require=0, or the program is the xom command itself.  Asked
+ * only when a refusal is due, so that no other start pays for it. */
+const char *xom_waiver(void);
 
 /* ---- settings.c: the options' sources, and the notice policy --------- */
 /* Reads the defaults, /etc/xom.conf and XOM_OPTIONS into xom_opt and opens
@@ -194,6 +200,9 @@ void xom_stores_changed(void);
 
 /* ---- helper.c: the xom-plan helper ------------------------------------- */
 void xom_helper_locate(void);                                   /* start */
+/* 1 when the main program is the xom command that belongs to this
+ * library (beside it, or PREFIX/bin/xom), by the file the kernel runs. */
+int xom_own_command(void);
 /*
  * Runs the helper once for n files; on return out[i] is each file's plan
  * in *mem (NULL if it has none: why[i] says why).  keys, when not NULL,

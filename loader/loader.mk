@@ -42,7 +42,7 @@ RT_BIN := $(B)/tests/runtime
 RT_MANY := $(foreach n,0 1 2 3 4 5 6 7 8 9,$(RT_BIN)/libmany$(n).so)
 RT_TESTS := $(RT_BIN)/xomtest $(RT_BIN)/libtarget.so $(RT_BIN)/libxomprobe.so \
 	$(RT_BIN)/libswap1.so $(RT_BIN)/libswap2.so $(RT_BIN)/libbulk.so \
-	$(RT_BIN)/libxom-tiny.so $(RT_BIN)/manyprog $(RT_MANY)
+	$(RT_BIN)/libxom-tiny.so $(RT_BIN)/manyprog $(RT_BIN)/helperspy $(RT_MANY)
 ALL += $(RT_TESTS)
 
 XOMTEST_SRC := tests/runtime/xomtest.c tests/runtime/xomtest-faults.c \
@@ -62,6 +62,12 @@ $(RT_BIN)/manyprog: tests/runtime/many.c $(RT_MANY)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -DMANY_MAIN -o $@ $< -L$(RT_BIN) \
 		$(patsubst $(RT_BIN)/lib%.so,-l%,$(RT_MANY)) -Wl,-rpath,'$$ORIGIN'
+
+# Stands in for xom-plan to show what the helper is started with; static,
+# as the helper is.
+$(RT_BIN)/helperspy: tests/runtime/helperspy.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -static -o $@ $<
 
 $(RT_BIN)/libtarget.so: tests/runtime/target.c
 	@mkdir -p $(@D)

@@ -62,7 +62,8 @@ int xom_key_alloc(void)
 	const char *why = alloc_failure((int)-k);
 	if (xom_opt.require)
 		xom_refuse(why);
-	xom_notice("%s; running unprotected", why);
+	else
+		xom_notice("%s; running unprotected", why);
 	return -1;
 }
 

@@ -556,12 +556,14 @@ static int end_batch(void)
 	batch_empty();
 	if (!refused || !xom_opt.require)
 		return 0;
-	if (xom_started)
+	/* Late, the caller (a dlopen) fails and says why, unless waived. */
+	if (xom_started && !xom_waiver())
 		return -1;
 	static char why[400] XOM_COLD;
 	xom_fmt(why, sizeof(why), "%s cannot be protected",
 	        first[0] ? first : "an object");
 	xom_refuse(why);
+	return 0;
 }
 
 /* Tells the profiles which program this is, from the batch that holds the

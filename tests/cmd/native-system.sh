@@ -181,3 +181,179 @@ test_check_conf() {
 	fi
 	t_pass check-conf
 }
+
+# xom check reads a require=1 rule for what it does on this machine: where
+# no key can be had, it refuses every program it matches, shells included.
+test_check_conf_require() {
+	local c=$tmp/conf/require.conf sh nokey=""
+	mkdir -p -m 755 "$tmp/conf"
+	sh=$(readlink -f /bin/sh)
+	# Where the CPU has keys, a seccomp filter takes them away.
+	[ "$pku" = 1 ] && nokey="$B/tests/runtime/xomtest nopkey EPERM"
+	printf '* require=1\n/opt/xom-test/* require=1\n/opt/xom-test/none/* require=1:backend=none\n/opt/xom-test/off/* require=1:mode=off\n' >"$c"
+	$nokey "$xom" check --conf "$c" >"$tmp/out" 2>&1
+	grep -q "^  line 1  *FAIL  \* require=1: refuses every program it matches here (exit 126), since .*: no new shell starts (it matches $sh); the xom command itself still runs (xom disable --system), and xom.require=0 on the kernel command line waives require=1" "$tmp/out" &&
+		grep -q "^  line 2  *FAIL  /opt/xom-test/\* require=1: refuses every program it matches here (exit 126), since [^:]*; the xom command" "$tmp/out" &&
+		grep -q "^  line 3  *ok    /opt/xom-test/none/\* require=1:backend=none$" "$tmp/out" &&
+		grep -q "^  line 4  *ok    /opt/xom-test/off/\* require=1:mode=off$" "$tmp/out" ||
+		{ t_fail check-conf-require "$(grep 'line\|verdict' "$tmp/out" | tr '\n' '|')"; return; }
+	t_pass check-conf-require
+}
+
+# A mount namespace of the test's own whose /etc is an overlay of this
+# machine's, with the files of a folder of the test's on top: /etc/xom.conf
+# and /etc/ld.so.preload exist there only, and the machine's /etc is never
+# written.  etc_ns UPPER COMMANDS runs the bash command lines as root
+# there; once ld.so.preload lists xom, only builtins and the programs
+# under test run in it.
+etc_ns_ok() {
+	[ "$(id -u)" = 0 ] && command -v unshare >/dev/null && command -v setpriv >/dev/null &&
+		mkdir -p "$tmp/probe-up" "$tmp/probe-up.work" &&
+		unshare -m sh -c "mount -t overlay overlay -o lowerdir=/etc,upperdir=$tmp/probe-up,workdir=$tmp/probe-up.work /etc" 2>/dev/null
+}
+etc_ns() {
+	local up=$1
+	shift
+	rm -rf "$up.work" && mkdir -p "$up.work"
+	unshare -m bash -c "$* "
+}
+etc_mount() { echo "mount -t overlay overlay -o lowerdir=/etc,upperdir=$1,workdir=$1.work /etc"; }
+
+# With a rule that refuses every program (no keys to be had, or, where
+# there are, an invalid option under require=1) and xom in
+# /etc/ld.so.preload: the xom command still runs, and so xom disable
+# --system gives the machine back; the kernel command line's
+# xom.require=0 waives require=1 everywhere; enable refuses to install
+# what would refuse its own test program, unless --force.
+test_require_rescue() {
+	local up=$tmp/rescue lib rule r
+	if ! etc_ns_ok || ! system_install; then
+		t_skip require-rescue "needs root, unshare and an overlay over /etc in a mount namespace"
+		return
+	fi
+	lib=$sysi/lib/xom/libxom.so
+	rule='* require=1'
+	[ "$pku" = 1 ] && rule='* require=1:bogus=1'
+	rm -rf "$up" && mkdir -m 755 "$up" && echo "$rule" >"$up/xom.conf" && echo "$lib" >"$up/ld.so.preload" &&
+		chmod 644 "$up/xom.conf" "$up/ld.so.preload" || { t_fail require-rescue "setup"; return; }
+	r=$tmp/r && rm -rf "$r" && mkdir "$r"
+	etc_ns "$up" "$(etc_mount "$up") || exit 9
+		/bin/true 2>$r/true.err; echo \$? >$r/true.rc
+		XOM_OPTIONS=require=0 /bin/true 2>$r/env.err; echo \$? >$r/env.rc
+		$sysi/bin/xom disable --system >$r/disable.out 2>$r/disable.err; echo \$? >$r/disable.rc
+		[ -e /etc/ld.so.preload ]; echo \$? >$r/listed.rc
+		/bin/true 2>$r/after.err; echo \$? >$r/after.rc"
+	[ "$(cat "$r/true.rc")" = 126 ] && has "$r/true.err" "xom: refusing to run: " ||
+		{ t_fail require-rescue "the rule did not refuse /bin/true: rc $(cat "$r/true.rc"): $(cat "$r/true.err")"; return; }
+	# A program's own user may waive it (not the caller of a set-user-ID
+	# program: test_require_secure).
+	t_check require-rescue-env '[ "$(cat "$r/env.rc")" = 0 ]' "rc $(cat "$r/env.rc"): $(cat "$r/env.err")"
+	t_check require-rescue-xom-runs '[ "$(cat "$r/disable.rc")" = 0 ] && has "$r/disable.err" "running unprotected: require=1 does not apply to the xom command itself" &&
+		has "$r/disable.err" "disabled: removed /etc/ld.so.preload" && [ "$(cat "$r/listed.rc")" = 1 ] &&
+		[ "$(cat "$r/after.rc")" = 0 ]' \
+		"disable: rc $(cat "$r/disable.rc"), listed $(cat "$r/listed.rc"), then true $(cat "$r/after.rc"): $(cat "$r/disable.err")"
+	# The kernel command line's word, as the boot loader would give it.
+	echo "$lib" >"$up/ld.so.preload"
+	echo "BOOT_IMAGE=/vmlinuz root=/dev/vda1 ro xom.require=0 quiet" >"$r/cmdline"
+	etc_ns "$up" "mount --bind $r/cmdline /proc/cmdline && $(etc_mount "$up") || exit 9
+		/bin/true 2>$r/word.err; echo \$? >$r/word.rc"
+	cp "$r/word.err" "$r/word1.err"
+	cp "$r/word.rc" "$r/word1.rc"
+	# Only the whole word counts.
+	echo "ro xom.require=00 noxom.require=0" >"$r/cmdline"
+	etc_ns "$up" "mount --bind $r/cmdline /proc/cmdline && $(etc_mount "$up") || exit 9
+		/bin/true 2>$r/word.err; echo \$? >$r/word.rc"
+	t_check require-rescue-kernel-word '[ "$(cat "$r/word1.rc")" = 0 ] && has "$r/word1.err" "running unprotected: require=1 is waived by xom.require=0 on the kernel command line" &&
+		[ "$(grep -c "^xom: " "$r/word1.err")" = 1 ] && [ "$(cat "$r/word.rc")" = 126 ]' \
+		"rc $(cat "$r/word1.rc"): $(cat "$r/word1.err"); not the word: rc $(cat "$r/word.rc")"
+	# enable's test run meets the rule: refused, unless --force.
+	rm -f "$up/ld.so.preload" "$r/ld.so.preload"
+	etc_ns "$up" "$(etc_mount "$up") || exit 9
+		$sysi/bin/xom enable --system --file $r/ld.so.preload >$r/en.out 2>$r/en.err; echo \$? >$r/en.rc
+		[ -e $r/ld.so.preload ]; echo \$? >$r/en.listed
+		$sysi/bin/xom enable --system --force --file $r/ld.so.preload >$r/force.out 2>$r/force.err; echo \$? >$r/force.rc"
+	[ "$(cat "$r/en.rc")" = 1 ] && [ "$(cat "$r/en.listed")" = 1 ] &&
+		has "$r/en.err" "preloaded was refused (exit 126):" && has "$r/en.err" "  | xom: refusing to run: " &&
+		has "$r/en.err" "would be refused so, no new shell or login included; not enabling (--force" ||
+		{ t_fail require-enable-refuses "rc $(cat "$r/en.rc"), listed $(cat "$r/en.listed"): $(cat "$r/en.err")"; return; }
+	[ "$(cat "$r/force.rc")" = 0 ] && [ "$(cat "$r/ld.so.preload" 2>/dev/null)" = "$lib" ] &&
+		has "$r/force.err" "enabling all the same" ||
+		{ t_fail require-enable-refuses "--force: rc $(cat "$r/force.rc"): $(cat "$r/force.err")"; return; }
+	t_pass require-enable-refuses
+}
+
+# The rescue is root's: the caller of a set-user-ID program cannot waive
+# require=1 through its environment, but the kernel's word can.
+test_require_secure() {
+	local up=$tmp/secure r=$tmp/sr rule='mode=enforce:require=1' s
+	if ! etc_ns_ok || ! system_install; then
+		t_skip require-secure "needs root, unshare and an overlay over /etc in a mount namespace"
+		return
+	fi
+	[ "$pku" = 1 ] && rule='mode=enforce:require=1:bogus=1'
+	s=$(mktemp -d "$sysi/suid.XXXXXX") && chmod 755 "$s" && cp /bin/cat "$s/cat" && chmod 4755 "$s/cat" &&
+		rm -rf "$up" "$r" && mkdir -m 755 "$up" && mkdir "$r" &&
+		printf '* mode=off\n%s/cat %s\n' "$s" "$rule" >"$up/xom.conf" && echo "$sysi/lib/xom/libxom.so" >"$up/ld.so.preload" &&
+		chmod 644 "$up/xom.conf" "$up/ld.so.preload" || { t_fail require-secure "setup"; return; }
+	echo "ro quiet" >"$r/plain"
+	echo "ro xom.require=0 quiet" >"$r/word"
+	for c in plain word; do
+		etc_ns "$up" "mount --bind $r/$c /proc/cmdline && $(etc_mount "$up") || exit 9
+			setpriv --reuid=65534 --regid=65534 --clear-groups env XOM_OPTIONS=require=0:mode=off \
+				$s/cat /proc/self/status >$r/$c.out 2>$r/$c.err; echo \$? >$r/$c.rc"
+	done
+	[ "$(cat "$r/plain.rc")" = 126 ] && has "$r/plain.err" "xom: refusing to run: " &&
+		has "$r/plain.err" "ignored in a secure-execution program" ||
+		{ t_fail require-secure-caller "rc $(cat "$r/plain.rc"): $(cat "$r/plain.err")"; return; }
+	t_pass require-secure-caller
+	[ "$(cat "$r/word.rc")" = 0 ] && grep -Eq "^Uid:[[:space:]]+65534[[:space:]]+0[[:space:]]" "$r/word.out" &&
+		has "$r/word.err" "require=1 is waived by xom.require=0 on the kernel command line" ||
+		{ t_fail require-secure-kernel-word "rc $(cat "$r/word.rc"): $(cat "$r/word.err") $(grep ^Uid "$r/word.out")"; return; }
+	t_pass require-secure-kernel-word
+	rm -rf "$s"
+}
+
+# Under xom in every program, xom check names the set-user-ID,
+# set-group-ID and file-capability programs whose plans (or those of what
+# they load) the system store lacks: they scan at every run.  A set-user-ID
+# copy of the probe appears in /usr/local/bin (an overlay, in the
+# namespace only); the store gets the plans of every other such program
+# this test can find, then the probe's.
+test_check_secure() {
+	local up=$tmp/cs st r m1 m2 n1 progs
+	if ! etc_ns_ok || ! system_install || ! [ -d /usr/local/bin ] || ! st=$(trusted_dir); then
+		t_skip check-secure "needs root, unshare, an overlay over /etc in a mount namespace, and /usr/local/bin"
+		return
+	fi
+	r=$tmp/csr
+	rm -rf "$up" "$r" && mkdir -m 755 "$up" "$up.bin" && mkdir "$r" && mkdir -p "$up.bin.work" &&
+		echo "$sysi/lib/xom/libxom.so" >"$up/ld.so.preload" && echo '* mode=off' >"$up/xom.conf" &&
+		chmod 644 "$up/ld.so.preload" "$up/xom.conf" && cp "$probe" "$up.bin/xom-suid-probe" &&
+		chmod 4755 "$up.bin/xom-suid-probe" || { t_fail check-secure "setup"; rm -rf "$st"; return; }
+	chmod 755 "$st"
+	progs=$(find /usr/lib /usr/lib64 /usr/bin /usr/sbin /usr/libexec /usr/local -type f -perm /6000 2>/dev/null
+		command -v getcap >/dev/null && getcap -r /usr/lib /usr/lib64 /usr/bin /usr/sbin /usr/libexec /usr/local 2>/dev/null | cut -d' ' -f1)
+	# shellcheck disable=SC2086
+	"$sysi/bin/xom" cache build -q --store "$st/s" $progs >/dev/null 2>&1
+	check() { # check NAME: xom check in the namespace, with the store
+		etc_ns "$up" "$(etc_mount "$up") && mount -t overlay overlay -o lowerdir=/usr/local/bin,upperdir=$up.bin,workdir=$up.bin.work /usr/local/bin || exit 9
+			XOM_OPTIONS=store=$st/s $sysi/bin/xom check >$r/$1 2>&1"
+	}
+	count() { sed -nE "s/^set-ID       note  ([0-9]+) of ([0-9]+) set-user-ID.*/\\$2/p" "$r/$1"; }
+	check before
+	"$sysi/bin/xom" cache build -q --store "$st/s" "$up.bin/xom-suid-probe" >/dev/null 2>&1
+	check after
+	m1=$(count before 1) n1=$(count before 2) m2=$(count after 1)
+	rm -rf "$st"
+	if ! grep -q '^set-ID  ' "$r/before" || [ -z "$m1" ]; then
+		t_fail check-secure "before the probe's plan: $(grep '^set-ID' "$r/before")"
+	elif [ "$m1" = 1 ]; then
+		t_check check-secure 'grep -q "^set-ID       note  1 of $n1 set-user-ID, set-group-ID and file-capability programs lack plans in $st/s, so each of their runs scans, .*: /usr/local/bin/xom-suid-probe (xom-suid-probe); root: xom cache build --system$" "$r/before" &&
+			grep -q "^set-ID       ok    $n1 set-user-ID, set-group-ID and file-capability programs: $st/s has the plans of each and of what it loads$" "$r/after"' \
+			"$(grep '^set-ID' "$r/before" "$r/after")"
+	else
+		# This machine has such programs that the test could not find
+		# (file capabilities without getcap): the probe's plan is one less.
+		t_check check-secure '[ "$m2" = $((m1 - 1)) ]' "$(grep '^set-ID' "$r/before" "$r/after")"
+	fi
+}

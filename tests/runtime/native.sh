@@ -348,6 +348,81 @@ cat "$B/tests/runtime/libswap2.so" >"$S1"; touch -d @1000000000 "$S1"
 run "backend=none:verbose=1" "$T" maps "$S1"
 t_check rewritten-in-place 'grep -q "scanning 1 object" $W/err && grep -q "$S1: [0-9]* pages\{0,1\} execute-only" $W/err' "$(err)"
 
+# ---- a set-user-ID program's scan is not its caller's to break -----------------
+# xom reaches a set-user-ID program only through /etc/ld.so.preload.  Here
+# that file and /etc/xom.conf exist only in a mount namespace of the test's
+# own, whose /etc is an overlay of the machine's (the machine's /etc is not
+# touched), with no system store (a tmpfs over /var/cache): each run scans
+# through the helper.  Its caller, nobody, lowers the limits first.  A copy
+# of libxom.so beside helperspy, which logs what the helper is started with
+# and then runs the real one, is what the preload names.
+S=$W/sec
+ns() { # ns COMMAND: a shell command line, as root, in that namespace
+	unshare -m sh -c "mount -t overlay overlay -o lowerdir=/etc,upperdir=$S/up,workdir=$S/work /etc &&
+		mount -t tmpfs -o mode=755 tmpfs /var/cache && $1"
+}
+sec_run() { # sec_run ULIMIT PROG: PROG /proc/self/status and limits as nobody, after ulimit ULIMIT
+	: >"$S/lib/spy.log"
+	ns "setpriv --reuid=65534 --regid=65534 --clear-groups sh -c 'ulimit $1; exec $2 /proc/self/status /proc/self/limits' >$W/out 2>$W/err; echo \$? >$W/rc"
+	rc=$(cat "$W/rc" 2>/dev/null)
+}
+planned_libc() { grep -Eq "libc.so.6: [1-9][0-9]* pages execute-only" "$W/err" && ! grep -q "analysis failed" "$W/err"; }
+spy() { tail -n 1 "$S/lib/spy.log"; }
+if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null || ! unshare -m true 2>/dev/null; then
+	why="needs root, setpriv and unshare -m (a mount namespace)"
+elif ! mkdir -p "$S/lib" "$S/up" "$S/work" || ! chmod 755 "$W" "$S" "$S/lib" "$S/up" ||
+	! unshare -m sh -c "mount -t overlay overlay -o lowerdir=/etc,upperdir=$S/up,workdir=$S/work /etc" 2>/dev/null; then
+	why="cannot mount an overlay over /etc in a mount namespace"
+else
+	why=""
+fi
+if [ -n "$why" ]; then
+	for t in secure-soft-limit secure-helper-owned secure-nonroot-soft-limit secure-hard-limit-said secure-root-hard-limit; do
+		t_skip $t "$why"
+	done
+else
+	cp "$P" "$S/lib/libxom.so" && cp "$B/tests/runtime/helperspy" "$S/lib/xom-plan" &&
+		cp "$B/xom-plan" "$S/lib/xom-plan.real" && : >"$S/lib/spy.log" && chmod 666 "$S/lib/spy.log"
+	cp /bin/cat "$S/cat-root" && chmod 4755 "$S/cat-root"
+	cp /bin/cat "$S/cat-daemon" && chown 1:1 "$S/cat-daemon" && chmod 4755 "$S/cat-daemon"
+	echo "$S/lib/libxom.so" >"$S/up/ld.so.preload"
+	printf '* mode=off\n%s/cat-* mode=enforce:backend=none:verbose=1\n%s/cat-daemon require=1\n' "$S" "$S" >"$S/up/xom.conf"
+	chmod 644 "$S/up/ld.so.preload" "$S/up/xom.conf"
+	# A lowered soft limit: the helper raises it again, and libc is planned.
+	if findmnt -no OPTIONS -T "$S" | grep -qw nosuid; then
+		for t in secure-soft-limit secure-helper-owned secure-nonroot-soft-limit secure-hard-limit-said secure-root-hard-limit; do
+			t_skip $t "$S is on a nosuid mount"
+		done
+	else
+		sec_run "-S -v 20000" "$S/cat-root"
+		t_check secure-soft-limit '[ "$rc" = 0 ] && planned_libc' "rc $rc: $(err)"
+		# The helper is root's alone (real, effective and saved user ID), so
+		# nobody cannot signal it, and it dumps no core; the program itself
+		# keeps its caller's user ID and limits.
+		t_check secure-helper-owned 'spy | grep -q "^ids 0 0 0 as -1 -1 core 0 0$" &&
+			grep -Eq "^Uid:[[:space:]]+65534[[:space:]]+0[[:space:]]+0[[:space:]]" $W/out &&
+			grep -Eq "^Max address space +20480000 +unlimited +bytes" $W/out &&
+			[ "$(grep "^Max core file size" $W/out)" = "$(grep "^Max core file size" /proc/self/limits)" ]' \
+			"helper: $(spy); program: $(grep -E "^Uid|^Max (address|core)" $W/out)"
+		# A program set-user-ID to another user (daemon), under require=1:
+		# the same, with daemon's identity.
+		sec_run "-S -v 20000" "$S/cat-daemon"
+		t_check secure-nonroot-soft-limit '[ "$rc" = 0 ] && planned_libc && spy | grep -q "^ids 1 1 1 as -1 -1 core 0 0$"' "rc $rc, helper: $(spy): $(err)"
+		# A lowered hard limit binds a program that may not raise it: one
+		# line names it, and require=1 refuses the program.
+		sec_run "-v 20000" "$S/cat-daemon"
+		t_check secure-hard-limit-said '[ "$rc" = 126 ] && grep -q "^xom: the scanner ran short of the hard limits this program was started with, which xom cannot raise: address space 19 MB (wants 1024)$" $W/err && grep -q "^xom: refusing to run: .*cannot be protected (require=1)$" $W/err' "rc $rc: $(err)"
+		# A set-user-ID-root program raises it where root may
+		# (CAP_SYS_RESOURCE; some containers withhold it).
+		sec_run "-v 20000" "$S/cat-root"
+		if sh -c 'ulimit -H -v 20000 && ulimit -H -v unlimited' 2>/dev/null; then
+			t_check secure-root-hard-limit '[ "$rc" = 0 ] && planned_libc && spy | grep -q "^ids 0 0 0 as -1 -1 "' "rc $rc, helper: $(spy): $(err)"
+		else
+			t_check secure-root-hard-limit '[ "$rc" = 0 ] && grep -q "ran short of the hard limits .*address space 19 MB" $W/err && grep -q "libc.so.6: analysis failed: out of memory; left unprotected" $W/err' "rc $rc (root here cannot raise a hard limit): $(err)"
+		fi
+	fi
+fi
+
 # ---- what needs protection keys -------------------------------------------------
 for t in enforce-self enforce-libc maps real-programs fork-exec backtrace writes pkey-free map-count secure system-preload; do
 	t_skip "$t" "$([ $pku = 1 ] && echo "runs in the emulated-PKU VM (tests/runtime/vm-enforce.sh)" || echo "no protection keys on this machine; runs in the emulated-PKU VM")"
