@@ -127,7 +127,11 @@ static void adopt_libc(void)
 		return;
 	uintptr_t b = libc_map->l_addr;
 	xom_libc.sigaction = xom_lookup_dynsym(b, libc_ph, libc_phnum, "sigaction");
+	xom_libc.signal = xom_lookup_dynsym(b, libc_ph, libc_phnum, "signal");
+	xom_libc.sysv_signal = xom_lookup_dynsym(b, libc_ph, libc_phnum, "sysv_signal");
 	xom_libc.sigset = xom_lookup_dynsym(b, libc_ph, libc_phnum, "sigset");
+	xom_libc.sigignore = xom_lookup_dynsym(b, libc_ph, libc_phnum, "sigignore");
+	xom_libc.siginterrupt = xom_lookup_dynsym(b, libc_ph, libc_phnum, "siginterrupt");
 	xom_libc.pkey_free = xom_lookup_dynsym(b, libc_ph, libc_phnum, "pkey_free");
 	xom_libc.pkey_set = xom_lookup_dynsym(b, libc_ph, libc_phnum, "pkey_set");
 	xom_libc.errno_location = xom_lookup_dynsym(b, libc_ph, libc_phnum,
@@ -162,6 +166,8 @@ XOM_EXPORT uintptr_t la_symbind64(ElfW(Sym) *sym, unsigned int ndx,
 		{ "sysv_signal", (void *)xom_call_sysv_signal },
 		{ "__sysv_signal", (void *)xom_call_sysv_signal },
 		{ "sigset", (void *)xom_call_sigset },
+		{ "sigignore", (void *)xom_call_sigignore },
+		{ "siginterrupt", (void *)xom_call_siginterrupt },
 		{ "pkey_free", (void *)xom_call_pkey_free },
 		{ "pkey_set", (void *)xom_call_pkey_set },
 	};

@@ -43,15 +43,15 @@ int xom_call_sigaction(int sig, const struct sigaction *act,
 	return xom_libc.sigaction(sig, act, old);
 }
 
+/* siginterrupt(SIGSEGV, 1) was called: glibc keeps this in a set of its
+ * own (_sigintr), which its signal() reads for the flags it installs. */
+static int segv_interrupts;
+
 static sighandler_t set_handler(int sig, sighandler_t handler, int flags,
                                 int mask_self)
 {
 	struct sigaction act, old;
 
-	if (sig <= 0 || sig >= NSIG || handler == SIG_ERR) {
-		set_errno(EINVAL);
-		return SIG_ERR;
-	}
 	memset(&act, 0, sizeof(act));
 	act.sa_handler = handler;
 	act.sa_flags = flags;
@@ -64,22 +64,62 @@ static sighandler_t set_handler(int sig, sighandler_t handler, int flags,
 	return old.sa_handler;
 }
 
+/* Only SIGSEGV needs xom: for every other signal the program's own libc
+ * function answers, with all of its semantics.  For SIGSEGV each call is
+ * done as glibc does it, through xom's sigaction. */
+
 /* signal(), bsd_signal(), ssignal(): BSD semantics. */
 sighandler_t xom_call_signal(int sig, sighandler_t handler)
 {
-	return set_handler(sig, handler, SA_RESTART, 1);
+	if (sig != SIGSEGV && xom_libc.signal)
+		return xom_libc.signal(sig, handler);
+	if (sig <= 0 || sig >= NSIG || handler == SIG_ERR) {
+		set_errno(EINVAL);
+		return SIG_ERR;
+	}
+	return set_handler(sig, handler, segv_interrupts ? 0 : SA_RESTART, 1);
 }
 
 /* sysv_signal(): System V semantics, one-shot and not masked. */
 sighandler_t xom_call_sysv_signal(int sig, sighandler_t handler)
 {
+	if (sig != SIGSEGV && xom_libc.sysv_signal)
+		return xom_libc.sysv_signal(sig, handler);
+	if (sig <= 0 || sig >= NSIG || handler == SIG_ERR) {
+		set_errno(EINVAL);
+		return SIG_ERR;
+	}
 	return set_handler(sig, handler, SA_RESETHAND | SA_NODEFER, 0);
 }
 
+int xom_call_sigignore(int sig)
+{
+	if (sig != SIGSEGV && xom_libc.sigignore)
+		return xom_libc.sigignore(sig);
+	return set_handler(sig, SIG_IGN, 0, 0) == SIG_ERR ? -1 : 0;
+}
+
+int xom_call_siginterrupt(int sig, int interrupt)
+{
+	struct sigaction act;
+
+	if (sig != SIGSEGV && xom_libc.siginterrupt)
+		return xom_libc.siginterrupt(sig, interrupt);
+	if (xom_call_sigaction(sig, NULL, &act) != 0)
+		return -1;
+	segv_interrupts = interrupt != 0;
+	if (interrupt)
+		act.sa_flags &= ~SA_RESTART;
+	else
+		act.sa_flags |= SA_RESTART;
+	return xom_call_sigaction(sig, &act, NULL) != 0 ? -1 : 0;
+}
+
 /* sigset(), as glibc's: SIG_HOLD blocks the signal and returns the old
- * disposition (SIG_HOLD if it was blocked already); anything else sets the
- * handler and unblocks it.  For SIGSEGV the old disposition is the one the
- * program set, not xom's handler, which libc's own sigset would see. */
+ * disposition (SIG_HOLD if it was blocked already); anything else, even
+ * SIG_ERR, is set as the handler, and the signal unblocked.  For SIGSEGV
+ * the old disposition is the one the program set, not xom's handler,
+ * which libc's own sigset would see. */
 sighandler_t xom_call_sigset(int sig, sighandler_t disp)
 {
 	if (sig != SIGSEGV)

@@ -123,19 +123,28 @@ struct dynsyms {
 /* One candidate of the hash chain.  A definition of a hidden version
  * (dlopen@GLIBC_2.2.5 beside dlopen@@GLIBC_2.34) is taken only when no
  * default one is found, as the dynamic linker does for an unversioned
- * reference.  An IFUNC is not taken: its address is its resolver's. */
+ * reference.  An IFUNC is not taken, its address being its resolver's:
+ * a default IFUNC ends the search with nothing (*found NULL, 1), so that
+ * an older hidden version is not taken in its place. */
 static int sym_match(const struct dynsyms *d, uint32_t i, const char *name,
                      void **hidden, void **found)
 {
 	const ElfW(Sym) *s = &d->sym[i];
 	int type = ELF64_ST_TYPE(s->st_info), bind = ELF64_ST_BIND(s->st_info);
 
-	if (s->st_shndx == SHN_UNDEF || type == STT_GNU_IFUNC
-	    || (bind != STB_GLOBAL && bind != STB_WEAK)
+	if (s->st_shndx == SHN_UNDEF || (bind != STB_GLOBAL && bind != STB_WEAK)
 	    || strcmp(d->str + s->st_name, name) != 0)
 		return 0;
 	void *addr = (void *)(d->bias + s->st_value);
-	if (d->versym && (d->versym[i] & 0x8000)) {
+	int is_hidden = d->versym && (d->versym[i] & 0x8000);
+	if (type == STT_GNU_IFUNC) {
+		if (is_hidden)
+			return 0;
+		*found = NULL;
+		*hidden = NULL;
+		return 1;
+	}
+	if (is_hidden) {
 		if (!*hidden)
 			*hidden = addr;
 		return 0;

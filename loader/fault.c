@@ -118,6 +118,10 @@ struct k_sigaction {
 #define K_SA_RESTORER 0x04000000ul
 
 static struct sigaction prog_act;       /* the program's SIGSEGV action */
+/* The return trampoline that xom's own action carries (libc's, when libc
+ * installed it): glibc's sigaction puts SA_RESTORER and its trampoline
+ * into every action, and the program reads them back. */
+static void *restorer;
 
 static long k_sigaction(int sig, const struct k_sigaction *k,
                         struct k_sigaction *old)
@@ -381,8 +385,12 @@ static int install(void)
 			return -1;
 		if ((void *)old.sa_sigaction != (void *)xom_segv_entry)
 			prog_act = old;
+		struct k_sigaction cur;
+		if (k_sigaction(SIGSEGV, NULL, &cur) == 0)
+			restorer = cur.restorer;
 		return 0;
 	}
+	restorer = (void *)xom_restore_rt;
 	struct k_sigaction k = {
 		.handler = (void *)xom_segv_entry,
 		.flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART | K_SA_RESTORER,
@@ -393,7 +401,8 @@ static int install(void)
 	if (kold.handler != (void *)xom_segv_entry) {
 		memset(&prog_act, 0, sizeof(prog_act));
 		prog_act.sa_handler = (void (*)(int))kold.handler;
-		prog_act.sa_flags = (int)(kold.flags & ~K_SA_RESTORER);
+		prog_act.sa_flags = (int)kold.flags;
+		prog_act.sa_restorer = (void (*)(void))kold.restorer;
 		memcpy(&prog_act.sa_mask, &kold.mask, sizeof(kold.mask));
 	}
 	return 0;
@@ -424,7 +433,8 @@ int xom_fault_check(void)
 	 * call): take it as the program's and put xom's back in front. */
 	memset(&prog_act, 0, sizeof(prog_act));
 	prog_act.sa_handler = (void (*)(int))cur.handler;
-	prog_act.sa_flags = (int)(cur.flags & ~K_SA_RESTORER);
+	prog_act.sa_flags = (int)cur.flags;
+	prog_act.sa_restorer = (void (*)(void))cur.restorer;
 	memcpy(&prog_act.sa_mask, &cur.mask, sizeof(cur.mask));
 	install();
 	return 1;
@@ -436,8 +446,13 @@ int xom_sigaction(const struct sigaction *act, struct sigaction *old)
 
 	if (!xom_active)
 		return -1;
-	if (act)
+	if (act) {
 		prog_act = *act;
+		if (restorer) {
+			prog_act.sa_flags |= (int)K_SA_RESTORER;
+			prog_act.sa_restorer = (void (*)(void))restorer;
+		}
+	}
 	if (old)
 		*old = prev;
 	return 0;

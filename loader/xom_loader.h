@@ -90,7 +90,11 @@ int xom_key_guard(int key);
  */
 struct xom_libc {
 	int (*sigaction)(int, const struct sigaction *, struct sigaction *);
+	sighandler_t (*signal)(int, sighandler_t);
+	sighandler_t (*sysv_signal)(int, sighandler_t);
 	sighandler_t (*sigset)(int, sighandler_t);
+	int (*sigignore)(int);
+	int (*siginterrupt)(int, int);
 	int (*pkey_free)(int);
 	int (*pkey_set)(int, unsigned);
 	int *(*errno_location)(void);   /* the program's errno */
@@ -103,6 +107,8 @@ int xom_call_sigaction(int sig, const struct sigaction *act,
 sighandler_t xom_call_signal(int sig, sighandler_t handler);
 sighandler_t xom_call_sysv_signal(int sig, sighandler_t handler);
 sighandler_t xom_call_sigset(int sig, sighandler_t disp);
+int xom_call_sigignore(int sig);
+int xom_call_siginterrupt(int sig, int interrupt);
 int xom_call_pkey_free(int key);
 int xom_call_pkey_set(int key, unsigned rights);
 

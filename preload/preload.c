@@ -42,9 +42,8 @@ extern int __sigaction(int, const struct sigaction *, struct sigaction *);
 /* The definition of name that follows libxom.so's in the global scope, as
  * dlsym(RTLD_NEXT) would find it: the first object after libxom.so that
  * defines it (libc, unless another preloaded library wraps it too), else
- * the first before it.  Reads only the objects' symbol tables.  *map, if
- * given, is the object that defines it. */
-static void *next_fn(const char *name, struct link_map **map)
+ * the first before it.  Reads only the objects' symbol tables. */
+static void *next_fn(const char *name)
 {
 	struct dl_find_object fo;
 
@@ -58,11 +57,8 @@ static void *next_fn(const char *name, struct link_map **map)
 		     m && (pass == 0 || m != self); m = m->l_next) {
 			void *fn = m->l_ld ? xom_lookup_dyn(m->l_addr, m->l_ld, name)
 			                   : NULL;
-			if (fn) {
-				if (map)
-					*map = m;
+			if (fn)
 				return fn;
-			}
 		}
 	return NULL;
 }
@@ -75,7 +71,7 @@ static void *real_fn(void **slot, const char *name)
 	void *fn = __atomic_load_n(slot, __ATOMIC_RELAXED);
 
 	if (!fn) {
-		fn = next_fn(name, NULL);
+		fn = next_fn(name);
 		__atomic_store_n(slot, fn, __ATOMIC_RELAXED);
 	}
 	return fn;
@@ -84,18 +80,17 @@ static void *real_fn(void **slot, const char *name)
 
 static void find_real(void)
 {
-	struct dl_find_object fo;
-	struct link_map *libc = NULL;
-
-	real_dlopen = next_fn("dlopen", &libc);
+	REAL(real_dlopen, "dlopen");
 	REAL(real_dlmopen, "dlmopen");
 	REAL(real_dlclose, "dlclose");
 	REAL(real_dlerror, "dlerror");
+	REAL(xom_libc.signal, "signal");
+	REAL(xom_libc.sysv_signal, "sysv_signal");
 	REAL(xom_libc.sigset, "sigset");
+	REAL(xom_libc.sigignore, "sigignore");
+	REAL(xom_libc.siginterrupt, "siginterrupt");
 	REAL(xom_libc.pkey_free, "pkey_free");
 	REAL(xom_libc.pkey_set, "pkey_set");
-	if (_dl_find_object((void *)find_real, &fo) == 0)
-		xom_search_init(fo.dlfo_link_map, libc);
 }
 
 /* Filled in by libxom-audit.so, if it is loaded, before our constructor. */
@@ -142,7 +137,7 @@ __attribute__((constructor)) static void start_preload(void)
 
 /* ---- dlopen, dlmopen, dlclose, dlerror ---------------------------------- */
 
-/* Why this thread's last dlopen was refused, for its dlerror(). */
+/* Why this thread's last dlopen failed in xom, for its dlerror(). */
 static __thread const char *refusal __attribute__((tls_model("initial-exec")));
 
 static void *refuse_handle(void *h)
@@ -161,25 +156,18 @@ static int sync_objects(void)
 	return rc;
 }
 
-/* The name for libc, found for the caller; errno as the program left it. */
-static const char *caller_name(const char *file, const void *ret, int new_ns,
-                               char *buf, size_t cap)
-{
-	int err = errno;
-	const char *name = xom_search_name(file, ret, new_ns, buf, cap);
-
-	errno = err;
-	return name;
-}
+/* glibc's call with the name found for the caller, or NULL with why. */
+#define OPEN_FOR_CALLER(call, r) (!(r)->why ? (call) \
+	: (refusal = (r)->why, (void *)NULL))
 
 EXPORT void *dlopen(const char *file, int mode)
 {
-	char path[4096];
-	const char *name = caller_name(file, __builtin_return_address(0), 0,
-	                               path, sizeof(path));
-	void *h = REAL(real_dlopen, "dlopen")(name, mode);
-	if (h && name != file)
-		xom_search_found(h, file, name);
+	struct xom_name r;
+
+	xom_search_name(&r, file, __builtin_return_address(0), XOM_NS_CALLER);
+	void *h = OPEN_FOR_CALLER(REAL(real_dlopen, "dlopen")(r.name, mode), &r);
+	xom_search_found(h, &r);
+	xom_search_done(&r);
 	if (h && owner && sync_objects() != 0)
 		return refuse_handle(h);
 	return h;
@@ -187,17 +175,12 @@ EXPORT void *dlopen(const char *file, int mode)
 
 EXPORT void *dlmopen(Lmid_t lmid, const char *file, int mode)
 {
-	char path[4096];
-	const char *name = file;
+	struct xom_name r;
 
-	/* A namespace that exists already other than the program's is not
-	 * walked for what it has loaded: the name goes as given. */
-	if (lmid == LM_ID_BASE || lmid == LM_ID_NEWLM)
-		name = caller_name(file, __builtin_return_address(0),
-		                   lmid == LM_ID_NEWLM, path, sizeof(path));
-	void *h = REAL(real_dlmopen, "dlmopen")(lmid, name, mode);
-	if (h && name != file)
-		xom_search_found(h, file, name);
+	xom_search_name(&r, file, __builtin_return_address(0), lmid);
+	void *h = OPEN_FOR_CALLER(REAL(real_dlmopen, "dlmopen")(lmid, r.name, mode), &r);
+	xom_search_found(h, &r);
+	xom_search_done(&r);
 	if (!h || !owner)
 		return h;
 	if (sync_objects() != 0)
@@ -242,6 +225,7 @@ EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old
 
 EXPORT sighandler_t signal(int sig, sighandler_t handler)
 {
+	REAL(xom_libc.signal, "signal");
 	return xom_call_signal(sig, handler);
 }
 
@@ -250,21 +234,25 @@ sighandler_t bsd_signal(int sig, sighandler_t handler);
 
 EXPORT sighandler_t bsd_signal(int sig, sighandler_t handler)
 {
+	REAL(xom_libc.signal, "signal");
 	return xom_call_signal(sig, handler);
 }
 
 EXPORT sighandler_t ssignal(int sig, sighandler_t handler)
 {
+	REAL(xom_libc.signal, "signal");
 	return xom_call_signal(sig, handler);
 }
 
 EXPORT sighandler_t sysv_signal(int sig, sighandler_t handler)
 {
+	REAL(xom_libc.sysv_signal, "sysv_signal");
 	return xom_call_sysv_signal(sig, handler);
 }
 
 EXPORT sighandler_t __sysv_signal(int sig, sighandler_t handler)
 {
+	REAL(xom_libc.sysv_signal, "sysv_signal");
 	return xom_call_sysv_signal(sig, handler);
 }
 
@@ -272,6 +260,18 @@ EXPORT sighandler_t sigset(int sig, sighandler_t disp)
 {
 	REAL(xom_libc.sigset, "sigset");
 	return xom_call_sigset(sig, disp);
+}
+
+EXPORT int sigignore(int sig)
+{
+	REAL(xom_libc.sigignore, "sigignore");
+	return xom_call_sigignore(sig);
+}
+
+EXPORT int siginterrupt(int sig, int interrupt)
+{
+	REAL(xom_libc.siginterrupt, "siginterrupt");
+	return xom_call_siginterrupt(sig, interrupt);
 }
 
 EXPORT int pkey_free(int key)

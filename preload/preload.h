@@ -6,22 +6,35 @@
 #ifndef XOM_PRELOAD_H
 #define XOM_PRELOAD_H
 
+#include <dlfcn.h>
 #include <link.h>
 #include <stddef.h>
 
-/* Start-up: libxom.so's own link map and libc's, whose layout says
- * whether the names an object was loaded by can be read. */
-void xom_search_init(struct link_map *self, struct link_map *libc);
+/* What a wrapper hands glibc instead of the name it was given. */
+struct xom_name {
+	const char *file;       /* as given */
+	const char *name;       /* for glibc: file or a path */
+	const char *why;        /* not NULL: fail, with this dlerror text */
+	char *buf;              /* a mapping that holds name, or NULL */
+	int bare;               /* file has no '/' */
+};
 
-/* What the wrapper called from return address ret hands glibc instead of
- * file, so that glibc finds what it would have found for that caller:
- * file itself, or a path written into buf.  new_ns: the name is for a new
- * namespace of dlmopen, where nothing is loaded yet.  Changes errno. */
-const char *xom_search_name(const char *file, const void *ret, int new_ns,
-                            char *buf, size_t cap);
+/* The size of xom_name's buffer: a path and, in its second half, an
+ * origin of up to PATH_MAX. */
+#define XOM_NAME_BUF 16384
 
-/* After glibc loaded the path that xom_search_name gave for file: the
- * object also answers to file, as it would had glibc found it itself. */
-void xom_search_found(void *handle, const char *file, const char *used);
+/* dlopen's namespace: the caller's (dlmopen names its own). */
+#define XOM_NS_CALLER (-3)
+
+/* Fills r for the wrapper called from return address ret, so that glibc
+ * finds what it would have found for that caller.  lmid: XOM_NS_CALLER,
+ * or dlmopen's.  Changes errno.  Then xom_search_done. */
+void xom_search_name(struct xom_name *r, const char *file, const void *ret,
+                     Lmid_t lmid);
+void xom_search_done(struct xom_name *r);
+
+/* After glibc loaded r->name: the object also answers to the bare name
+ * r->file, as it would had glibc found it itself. */
+void xom_search_found(void *handle, const struct xom_name *r);
 
 #endif

@@ -12,33 +12,35 @@
  * For a name without '/', glibc's order is: an object of the namespace
  * already loaded under that name (its path, a name it was loaded by, or
  * its DT_SONAME); the caller's folders, which dlinfo(RTLD_DI_SERINFO)
- * lists (its RPATHs, LD_LIBRARY_PATH, its RUNPATH); ld.so.cache; the
- * default folders.  libxom.so carries an empty DT_RUNPATH, which makes
+ * lists with glibc's own rules applied (its RPATHs, LD_LIBRARY_PATH, its
+ * RUNPATH; in secure-execution mode without LD_LIBRARY_PATH); ld.so.cache;
+ * the default folders.  libxom.so carries an empty DT_RUNPATH, which makes
  * glibc skip every RPATH, the main program's included, when libxom.so is
  * the caller: its own list is LD_LIBRARY_PATH, the cache and the default
  * folders.  So the part of the caller's list that is not also the end of
  * libxom.so's is searched here, and the rest is left to glibc, which then
- * does exactly what it would have done for the caller.  A name with '/' is
- * the caller's only through $ORIGIN, which is replaced here.
+ * does exactly what it would have done for the caller.  A name with '/'
+ * is the caller's only through $ORIGIN, which is replaced here.
  *
- * Not followed: a caller in a dlmopen namespace (no object there binds to
- * these wrappers), the glibc-hwcaps subfolders of the caller's own folders,
- * and a caller linked with -z nodefaultlib (said once).  In secure-execution
- * mode the name is passed on as given: glibc's rules for $ORIGIN there
- * are its own, and a caller of a set-user-ID program must steer nothing.
+ * Where the name cannot be carried over (an origin that cannot be known,
+ * or a folder whose own name holds a '$' that glibc would expand again),
+ * the call fails with a dlerror text that says so: it never loads a file
+ * that glibc would not have loaded.  README.md lists what is not followed.
  *
- * Phase: any time, in any thread, outside the dynamic linker's locks; the
- * walk of loaded objects runs inside a dl_iterate_phdr callback, under
- * the lock that keeps an object from being unlinked and freed meanwhile.
+ * Phase: any time, in any thread, outside the dynamic linker's locks,
+ * with little stack (a thread may have 16 KB); the walk of loaded objects
+ * runs inside a dl_iterate_phdr callback, under the lock that keeps an
+ * object from being unlinked and freed meanwhile.  It may run before
+ * libxom.so's constructor (from another library's), so it sets itself up.
  */
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
-#include <sys/auxv.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 
 #include "../loader/loader.h"
@@ -49,7 +51,7 @@
  * glibc's struct link_map goes on past the five members that <link.h>
  * shows, with l_real, l_ns and l_libname (the names the object was loaded
  * by): the same since glibc 2.3 (its include/link.h).  They are read only
- * after xom_search_init has seen the layout hold for libxom.so and libc.
+ * after setup has seen the layout hold for libxom.so and the program.
  */
 struct libname {
 	const char *name;
@@ -64,8 +66,10 @@ struct glibc_map {
 };
 
 static struct link_map *self;   /* libxom.so's link map */
-static int secure;              /* AT_SECURE: names go to glibc as given */
+static struct link_map *program;        /* the base namespace's first */
 static int layout_known;        /* struct glibc_map holds */
+static int secure;              /* AT_SECURE */
+static int said_nodeflib;
 
 static int layout_holds(struct link_map *m)
 {
@@ -75,11 +79,44 @@ static int layout_holds(struct link_map *m)
 	       && g->l_libname->name;
 }
 
-void xom_search_init(struct link_map *own, struct link_map *libc)
+/* Idempotent: two threads that race compute the same values. */
+static int setup(void)
 {
-	self = own;
+	struct dl_find_object fo;
+
+	if (self)
+		return 0;
+	if (_dl_find_object((void *)setup, &fo) != 0 || !fo.dlfo_link_map)
+		return -1;
+	struct link_map *m = fo.dlfo_link_map, *head = m;
+	while (head->l_prev)
+		head = head->l_prev;
 	secure = getauxval(AT_SECURE) != 0;
-	layout_known = own && libc && layout_holds(own) && layout_holds(libc);
+	layout_known = layout_holds(m) && layout_holds(head);
+	program = head;
+	__atomic_store_n(&self, m, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static Lmid_t ns_of(struct link_map *m)
+{
+	return layout_known ? ((struct glibc_map *)m)->l_ns : LM_ID_BASE;
+}
+
+/* The first object of namespace lmid: the program's, or another one's
+ * through the chain of glibc 2.35's r_debug_extended. */
+static struct link_map *ns_head(Lmid_t lmid)
+{
+	extern struct r_debug _r_debug;
+
+	if (lmid == LM_ID_BASE)
+		return program;
+	if (!layout_known || _r_debug.r_version < 2)
+		return NULL;
+	for (struct r_debug_extended *r = (void *)&_r_debug; r; r = r->r_next)
+		if (r->base.r_map && ns_of(r->base.r_map) == lmid)
+			return r->base.r_map;
+	return NULL;
 }
 
 /* ---- an object already loaded under the name --------------------------- */
@@ -163,7 +200,10 @@ static int is_loaded(struct link_map *from, const char *name, char *buf,
  * block, which glibc frees when it unloads the object.  It is linked in
  * under the lock that dl_iterate_phdr holds, so that the object cannot be
  * unlinked and freed meanwhile; malloc and free stay outside the callback,
- * where an allocator's own locks cannot meet the dynamic linker's. */
+ * where an allocator's own locks cannot meet the dynamic linker's.  glibc
+ * adds names under another lock, so a name that another thread adds to
+ * the same object at the same moment can be lost: that object is then
+ * looked up by a name the less. */
 struct alias {
 	struct link_map *map;
 	struct libname *add;    /* NULL once linked in */
@@ -185,15 +225,15 @@ static int add_alias(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
-void xom_search_found(void *handle, const char *file, const char *used)
+void xom_search_found(void *handle, const struct xom_name *r)
 {
-	if (!handle || !layout_known || used == file || !file || strchr(file, '/'))
+	if (!handle || !layout_known || !r->bare || r->name == r->file)
 		return;
-	size_t n = strlen(file) + 1;
+	size_t n = strlen(r->file) + 1;
 	struct alias a = { handle, malloc(sizeof(struct libname) + n) };
 	if (!a.add)
 		return;
-	a.add->name = memcpy(a.add + 1, file, n);
+	a.add->name = memcpy(a.add + 1, r->file, n);
 	a.add->next = NULL;
 	a.add->dont_free = 0;
 	dl_iterate_phdr(add_alias, &a);
@@ -270,61 +310,94 @@ static int candidate(const char *path)
 	return 1;
 }
 
-static const char *join(char *buf, size_t cap, const char *dir, const char *name)
+static int join(char *buf, size_t cap, const char *dir, const char *name)
 {
 	size_t d = strlen(dir), n = strlen(name);
 
 	if (d + 1 + n + 1 > cap)
-		return NULL;
+		return -1;
 	memcpy(buf, dir, d);
 	buf[d] = '/';
 	memcpy(buf + d + 1, name, n + 1);
-	return buf;
+	return 0;
 }
 
-/* The first file called name in the caller's own folders, into buf, or
- * NULL: glibc will find what the caller would from libxom.so too. */
-static const char *search_own(struct link_map *caller, struct link_map *ns,
-                              const char *name, char *buf, size_t cap)
+/* The mapping a built name is written into: the wrapper keeps its own
+ * stack small. */
+static char *result_buf(struct xom_name *r)
 {
-	char cbuf[1024], xbuf[1024];
+	if (!r->buf) {
+		void *p = x_mmap(NULL, XOM_NAME_BUF, PROT_READ | PROT_WRITE,
+		                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return NULL;
+		r->buf = p;
+	}
+	return r->buf;
+}
+
+static void cannot(struct xom_name *r, const char *why)
+{
+	r->name = NULL;
+	r->why = why;
+}
+
+/* glibc's DST names, which it expands in a path it is handed. */
+static int has_dst(const char *s);
+
+/* The name glibc would find for the caller among its own folders, or the
+ * path of the object loaded under it; r->name is left as given when what
+ * glibc would do from libxom.so is the same. */
+static void search_own(struct xom_name *r, struct link_map *caller,
+                       struct link_map *ns)
+{
+	char cbuf[512], xbuf[512];
 	size_t cmap, xmap;
-	const char *found = NULL;
+	char *buf;
 	Dl_serinfo *c = serinfo(caller, cbuf, sizeof(cbuf), &cmap);
 	Dl_serinfo *x = c ? serinfo(self, xbuf, sizeof(xbuf), &xmap) : NULL;
 
 	if (!x)
 		goto out;
 	unsigned own = own_part(c, x);
-	if (own && ns && is_loaded(ns, name, buf, cap)) {
-		found = buf[0] ? buf : NULL;
+	if (!own || !(buf = result_buf(r)))
+		goto out;
+	if (ns && is_loaded(ns, r->file, buf, XOM_NAME_BUF)) {
+		if (buf[0])
+			r->name = buf;
 		goto out;
 	}
-	if (own)
-		for (unsigned i = 0; i < own && !found; i++)
-			if (join(buf, cap, c->dls_serpath[i].dls_name, name)
-			    && candidate(buf))
-				found = buf;
-	if (!found && nodeflib(caller))
+	for (unsigned i = 0; i < own; i++) {
+		if (join(buf, XOM_NAME_BUF, c->dls_serpath[i].dls_name, r->file) != 0
+		    || !candidate(buf))
+			continue;
+		if (has_dst(c->dls_serpath[i].dls_name))
+			cannot(r, "xom: through LD_PRELOAD, this library's folder "
+			       "cannot be handed to the dynamic linker: its name holds "
+			       "$ORIGIN, $LIB or $PLATFORM");
+		else
+			r->name = buf;
+		goto out;
+	}
+	if (nodeflib(caller) && !__atomic_exchange_n(&said_nodeflib, 1, __ATOMIC_RELAXED))
 		xom_notice("%s opens %s by a bare name and was linked with "
 		           "-z nodefaultlib: through LD_PRELOAD, glibc also "
 		           "searches its cache and default folders for it",
-		           caller->l_name[0] ? caller->l_name : "the program", name);
+		           caller->l_name[0] ? caller->l_name : "the program", r->file);
 out:
 	if (x && xmap)
 		x_munmap(x, xmap);
 	if (c && cmap)
 		x_munmap(c, cmap);
-	return found;
 }
 
 /* ---- $ORIGIN in a path -------------------------------------------------- */
 
-/* glibc's is_dst: $NAME or ${NAME}, and no more of a name after it. */
-static size_t is_origin(const char *p)
+/* glibc's is_dst: $NAME or ${NAME}, and no more of a name after it.
+ * Returns the length after the '$', or 0. */
+static size_t is_dst(const char *p, const char *word)
 {
-	static const char word[] = "ORIGIN";
-	size_t n = sizeof(word) - 1;
+	size_t n = strlen(word);
 
 	if (p[0] == '{')
 		return strncmp(p + 1, word, n) == 0 && p[1 + n] == '}' ? n + 2 : 0;
@@ -335,77 +408,164 @@ static size_t is_origin(const char *p)
 	       || (c >= '0' && c <= '9') || c == '_' ? 0 : n;
 }
 
-/* The caller's origin: the folder of the file it was loaded from (glibc
- * keeps it; it has none for the main program until it needs one, and then
- * asks /proc/self/exe, as here). */
-static int origin(struct link_map *m, char *buf, size_t cap)
+static int has_dst(const char *s)
 {
-	if (m->l_name && m->l_name[0]) {
-		char tmp[4096];
-		if (dlinfo(m, RTLD_DI_ORIGIN, tmp) != 0 || strlen(tmp) >= cap)
-			return -1;
-		xom_copy_str(buf, cap, tmp);
-		return 0;
-	}
-	long n = x_readlink("/proc/self/exe", buf, cap - 1);
-	if (n <= 0)
-		return -1;
-	while (n > 1 && buf[n - 1] != '/')
-		n--;
-	buf[n > 1 ? n - 1 : 1] = 0;
+	for (const char *p = strchr(s, '$'); p; p = strchr(p + 1, '$'))
+		if (is_dst(p + 1, "ORIGIN") || is_dst(p + 1, "LIB")
+		    || is_dst(p + 1, "PLATFORM"))
+			return 1;
 	return 0;
 }
 
-static const char *expand_origin(struct link_map *caller, const char *file,
-                                 char *buf, size_t cap)
+/* glibc's origin of a file it loaded by the path name: the folder of the
+ * path, after the current folder when it is relative (glibc took the
+ * current folder when it loaded the file; a program that has changed
+ * folder since gets the new one here). */
+static int origin_of_path(const char *name, char *buf, size_t cap)
 {
-	char org[4096];
-	size_t o = 0, len;
-	int have = 0;
+	size_t o = 0, n = strlen(name);
 
-	for (const char *p = file; *p; p++) {
-		if (*p == '$' && (len = is_origin(p + 1)) != 0) {
-			if (!have && origin(caller, org, sizeof(org)) != 0)
-				return file;
-			have = 1;
-			size_t n = strlen(org);
-			if (o + n >= cap)
-				return file;
+	if (name[0] != '/') {
+		/* The system call says "(unreachable)/..." for a folder
+		 * outside the root; glibc's getcwd fails there. */
+		long c = x_getcwd(buf, cap);
+		if (c <= 0 || buf[0] != '/')
+			return -1;
+		o = strlen(buf);
+		if (o && buf[o - 1] != '/')
+			buf[o++] = '/';
+	}
+	if (o + n + 1 > cap)
+		return -1;
+	memcpy(buf + o, name, n + 1);
+	char *end = buf + o + n;
+	do
+		end--;
+	while (*end != '/');
+	if (end == buf)
+		end++;
+	*end = 0;
+	return 0;
+}
+
+/* The caller's origin into buf, as glibc has it: the folder of the file
+ * it was loaded from.  The program's is /proc/self/exe's folder, else
+ * LD_ORIGIN_PATH; started by an explicit dynamic linker (no AT_BASE),
+ * the folder of the path it was given. */
+static int origin(struct link_map *m, char *buf, size_t cap)
+{
+	if (m->l_name && m->l_name[0])
+		return origin_of_path(m->l_name, buf, cap);
+	if (!getauxval(AT_BASE)) {
+		extern char *program_invocation_name;
+		const char *p = program_invocation_name;
+		return p && strchr(p, '/') ? origin_of_path(p, buf, cap) : -1;
+	}
+	long n = cap > 4096 ? x_readlink("/proc/self/exe", buf, 4096) : -1;
+	if (n > 0 && buf[0] == '/') {
+		while (n > 1 && buf[n - 1] != '/')
+			n--;
+		buf[n > 1 ? n - 1 : 1] = 0;
+		return 0;
+	}
+	const char *env = secure ? NULL : getenv("LD_ORIGIN_PATH");
+	size_t len = env ? strlen(env) : 0;
+	if (!len || len >= cap)
+		return -1;
+	memcpy(buf, env, len);
+	while (len > 1 && buf[len - 1] == '/')
+		len--;
+	buf[len] = 0;
+	return 0;
+}
+
+/* file with each $ORIGIN (or ${ORIGIN}) replaced by the caller's origin;
+ * $LIB and $PLATFORM are left to glibc, whose values do not depend on the
+ * caller. */
+static void expand_origin(struct xom_name *r, struct link_map *caller)
+{
+	char *buf = result_buf(r);
+	size_t o = 0, len;
+
+	if (!buf || origin(caller, buf + XOM_NAME_BUF / 2, XOM_NAME_BUF / 2) != 0) {
+		cannot(r, "xom: through LD_PRELOAD, the caller's $ORIGIN cannot be "
+		       "known here");
+		return;
+	}
+	const char *org = buf + XOM_NAME_BUF / 2;
+	size_t n = strlen(org);
+	if (has_dst(org)) {
+		cannot(r, "xom: through LD_PRELOAD, the caller's $ORIGIN cannot be "
+		       "handed to the dynamic linker: its name holds $ORIGIN, $LIB "
+		       "or $PLATFORM");
+		return;
+	}
+	for (const char *p = r->file; *p; p++) {
+		if (*p == '$' && (len = is_dst(p + 1, "ORIGIN")) != 0) {
+			if (o + n >= XOM_NAME_BUF / 2)
+				goto long_name;
 			memcpy(buf + o, org, n);
 			o += n;
 			p += len;
 			continue;
 		}
-		if (o + 1 >= cap)
-			return file;
+		if (o + 1 >= XOM_NAME_BUF / 2)
+			goto long_name;
 		buf[o++] = *p;
 	}
 	buf[o] = 0;
-	return have ? buf : file;
+	r->name = buf;
+	return;
+long_name:
+	cannot(r, "xom: through LD_PRELOAD, the name with the caller's $ORIGIN "
+	       "is too long");
 }
 
 /* ---- the entry point ----------------------------------------------------- */
 
-const char *xom_search_name(const char *file, const void *ret, int new_ns,
-                            char *buf, size_t cap)
+void xom_search_name(struct xom_name *r, const char *file, const void *ret,
+                     Lmid_t lmid)
 {
 	struct dl_find_object fo;
 
-	if (!file || !*file || !self || secure)
-		return file;
+	r->file = r->name = file;
+	r->why = NULL;
+	r->buf = NULL;
+	r->bare = 0;
+	if (!file || !*file || setup() != 0)
+		return;
 	/* libc's strchrnul, which the runtime does not replace with a byte
 	 * loop: every dlopen passes here, most with a long path. */
 	int slash = *strchrnul(file, '/') != 0;
-	if (slash && !*strchrnul(file, '$'))
-		return file;    /* a path means the same from any caller */
-	if (_dl_find_object((void *)ret, &fo) != 0 || !fo.dlfo_link_map)
-		return file;
-	struct link_map *caller = fo.dlfo_link_map;
-	if (layout_known && ((struct glibc_map *)caller)->l_ns != LM_ID_BASE)
-		return file;
-	if (slash)
-		return expand_origin(caller, file, buf, cap);
-	const char *found = search_own(caller, new_ns ? NULL : caller, file,
-	                               buf, cap);
-	return found ? found : file;
+	int dollar = *strchrnul(file, '$') != 0;
+	if (slash && !dollar)
+		return;         /* a path means the same from any caller */
+	/* glibc's caller when the address is in no object (code made at run
+	 * time): the program. */
+	struct link_map *caller = program;
+	if (_dl_find_object((void *)ret, &fo) == 0 && fo.dlfo_link_map)
+		caller = fo.dlfo_link_map;
+	if (ns_of(caller) != LM_ID_BASE)
+		return;
+	if (slash) {
+		/* In secure-execution mode glibc refuses $ORIGIN in a name
+		 * whoever the caller, and takes $LIB and $PLATFORM from
+		 * itself. */
+		if (!secure)
+			expand_origin(r, caller);
+		return;
+	}
+	r->bare = 1;
+	struct link_map *ns = lmid == XOM_NS_CALLER ? caller
+	                      : lmid == LM_ID_NEWLM ? NULL : ns_head(lmid);
+	if (lmid != XOM_NS_CALLER && lmid != LM_ID_NEWLM && !ns)
+		return;         /* glibc says what is wrong with lmid */
+	search_own(r, caller, ns);
+}
+
+void xom_search_done(struct xom_name *r)
+{
+	if (r->buf)
+		x_munmap(r->buf, XOM_NAME_BUF);
+	r->buf = NULL;
 }

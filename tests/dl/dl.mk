@@ -15,7 +15,8 @@ DL_PLUG_FILES := $(foreach p,$(DL_PLUGS),$(call plug_path,$(p)))
 DL_FILES := $(DL_DIR)/dltest $(DL_DIR)/librunpath.so $(DL_DIR)/librpath.so \
 	$(DL_DIR)/libplain.so $(DL_DIR)/libchain.so $(DL_DIR)/libchaintop.so \
 	$(DL_DIR)/libsys.so $(DL_DIR)/sub/libsys.so $(DL_DIR)/libglob.so \
-	$(DL_DIR)/libloc.so $(DL_DIR)/libneednoso.so $(DL_PLUG_FILES)
+	$(DL_DIR)/libloc.so $(DL_DIR)/libneednoso.so $(DL_DIR)/libctor.so \
+	$(DL_DIR)/libndl.so $(DL_PLUG_FILES)
 
 define plug_rule
 $(call plug_path,$(1)): tests/dl/plug.c
@@ -51,10 +52,18 @@ $(DL_DIR)/libchaintop.so: tests/dl/chaintop.c $(DL_DIR)/libchain.so
 $(DL_DIR)/libneednoso.so: tests/dl/neednoso.c $(DL_DIR)/rsub/libnoso.so
 	$(CC) $(DL_CFLAGS) -shared -o $@ $< -L$(DL_DIR)/rsub -lnoso \
 		-Wl,--disable-new-dtags,-rpath,'$$ORIGIN/rsub'
+$(DL_DIR)/libctor.so: tests/dl/ctor.c
+	@mkdir -p $(@D)
+	$(CC) $(DL_CFLAGS) -shared -o $@ $< \
+		-Wl,--enable-new-dtags,-rpath,'$$ORIGIN/sub:$$ORIGIN/sub2'
+$(DL_DIR)/libndl.so: tests/dl/ndl.c
+	@mkdir -p $(@D)
+	$(CC) $(DL_CFLAGS) -shared -o $@ $< -Wl,-z,nodefaultlib \
+		-Wl,--enable-new-dtags,-rpath,'$$ORIGIN/sub'
 # The program's own DT_RPATH names msub/.
 $(DL_DIR)/dltest: tests/dl/dltest.c $(DL_DIR)/librunpath.so $(DL_DIR)/librpath.so \
-		$(DL_DIR)/libplain.so
-	$(CC) $(DL_CFLAGS) -o $@ $< -L$(DL_DIR) -lrunpath -lrpath -lplain \
+		$(DL_DIR)/libplain.so $(DL_DIR)/libctor.so $(DL_DIR)/libndl.so
+	$(CC) $(DL_CFLAGS) -o $@ $< -L$(DL_DIR) -lrunpath -lrpath -lplain -lctor -lndl \
 		-Wl,--disable-new-dtags,-rpath,'$$ORIGIN:$$ORIGIN/msub' -pthread
 
 ALL += $(DL_FILES)

@@ -28,6 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* The hosts (host.c): libraries that call dlopen themselves. */
@@ -35,6 +38,8 @@ void *runpath_open(const char *name, int mode);   /* RUNPATH $ORIGIN/sub:$ORIGIN
 void *runpath_mopen(Lmid_t lmid, const char *name, int mode);
 void *rpath_open(const char *name, int mode);     /* RPATH $ORIGIN/rsub */
 void *plain_open(const char *name, int mode);     /* neither */
+void *ndl_open(const char *name, int mode);       /* -z nodefaultlib */
+extern int ctor_bare, ctor_origin;                /* libctor.so's constructor */
 
 static char dir[4096];          /* this program's folder */
 static int have_pku;            /* pkey_get and pkey_set are SIGILL without */
@@ -263,15 +268,17 @@ static int t_main_rpath(void)
 	return 0;
 }
 
-/* LD_LIBRARY_PATH (llp/, set by run.sh) comes after RPATH and before
- * RUNPATH. */
+/* LD_LIBRARY_PATH (llp/, set by run.sh in one of its passes) comes after
+ * RPATH and before RUNPATH. */
 static int t_order(void)
 {
 	void *r = rpath_open("libprec_r.so", RTLD_NOW);
 	void *n = runpath_open("libprec_n.so", RTLD_NOW);
+	int llp = getenv("LD_LIBRARY_PATH") != NULL;
 	see("rpath=%d runpath=%d", value_of(r), value_of(n));
 	CHECK(value_of(r) == 3, "RPATH did not come before LD_LIBRARY_PATH: %d", value_of(r));
-	CHECK(value_of(n) == 1, "LD_LIBRARY_PATH did not come before RUNPATH: %d", value_of(n));
+	CHECK(value_of(n) == (llp ? 1 : 2), "LD_LIBRARY_PATH did not come before RUNPATH: %d",
+	      value_of(n));
 	dlclose(r);
 	dlclose(n);
 	return 0;
@@ -368,6 +375,149 @@ static int t_null(void)
 	see("handle=%d symbol=%d", h != NULL, m != NULL);
 	CHECK(h && m, "dlopen(NULL), or a symbol of the program's libraries");
 	CHECK(dlclose(h) == 0, "dlclose(dlopen(NULL))");
+	return 0;
+}
+
+/* A library's constructor, run before the preloaded library's own. */
+static int t_constructor(void)
+{
+	see("bare=%d origin=%d", ctor_bare, ctor_origin);
+	CHECK(ctor_bare == 42, "a constructor's bare name: %d", ctor_bare);
+	CHECK(ctor_origin == 43, "a constructor's $ORIGIN: %d", ctor_origin);
+	return 0;
+}
+
+/* Code made at run time, in no object: glibc takes the program as the
+ * caller, whose RPATH names msub/. */
+static int t_no_object(void)
+{
+	static const unsigned char code[] = {
+		0x48, 0x83, 0xec, 0x08,                 /* sub $8, %rsp */
+		0x48, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0,     /* movabs $dlopen, %rax */
+		0xff, 0xd0,                             /* call *%rax */
+		0x48, 0x83, 0xc4, 0x08,                 /* add $8, %rsp */
+		0xc3,                                   /* ret */
+	};
+	void *(*fn)(const char *, int) = dlopen;
+	unsigned char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+	                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(p != MAP_FAILED, "mmap");
+	memcpy(p, code, sizeof(code));
+	memcpy(p + 6, &fn, sizeof(fn));
+	CHECK(mprotect(p, 4096, PROT_READ | PROT_EXEC) == 0, "mprotect");
+	void *(*jit)(const char *, int) = (void *(*)(const char *, int))(uintptr_t)p;
+	void *h = jit("libmplug.so", RTLD_NOW);
+	const char *e = h ? NULL : error_text();
+	see("value=%d error=[%s]", value_of(h), str(e));
+	CHECK(h && value_of(h) == 9, "a caller in no object: %s", str(e));
+	dlclose(h);
+	munmap(p, 4096);
+	return 0;
+}
+
+/* dlmopen into a namespace that exists: the caller's folders still. */
+static int t_dlmopen_existing(void)
+{
+	void *first = dlmopen(LM_ID_NEWLM, path_of("sub/libref.so"), RTLD_NOW);
+	Lmid_t lmid = 0;
+	CHECK(first && dlinfo(first, RTLD_DI_LMID, &lmid) == 0, "new namespace: %s",
+	      str(error_text()));
+	void *a = runpath_mopen(lmid, "libplug.so", RTLD_NOW);
+	const char *ea = a ? NULL : error_text();
+	void *b = runpath_mopen(lmid, "$ORIGIN/sub2/libplug2.so", RTLD_NOW);
+	const char *eb = b ? NULL : error_text();
+	see("bare=%d origin=%d errors=[%s][%s]", value_of(a), value_of(b), str(ea), str(eb));
+	CHECK(a && value_of(a) == 42, "bare name: %s", str(ea));
+	CHECK(b && value_of(b) == 43, "$ORIGIN: %s", str(eb));
+	dlclose(b);
+	dlclose(a);
+	dlclose(first);
+	return 0;
+}
+
+/* A caller loaded by a relative path from a folder deeper than PATH_MAX:
+ * its origin is longer than any fixed buffer.  The name is not found
+ * either way; nothing may crash. */
+static int t_long_origin(void)
+{
+	char top[] = "/tmp/xom-dl-deep.XXXXXX", comp[201], cwd[4200];
+	int depth = 0;
+
+	CHECK(mkdtemp(top) && getcwd(cwd, sizeof(cwd)), "mkdtemp");
+	memset(comp, 'd', 200);
+	comp[200] = 0;
+	CHECK(chdir(top) == 0, "chdir");
+	for (; depth < 25; depth++)
+		if (mkdir(comp, 0700) != 0 || chdir(comp) != 0)
+			break;
+	int in = open(path_of("librunpath.so"), O_RDONLY);
+	int out = open("librunpath2.so", O_WRONLY | O_CREAT | O_TRUNC, 0700);
+	char buf[65536];
+	ssize_t n;
+	while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			break;
+	close(in);
+	close(out);
+	void *h = dlopen("./librunpath2.so", RTLD_NOW);
+	void *(*open_fn)(const char *, int) =
+		h ? (void *(*)(const char *, int))dlsym(h, "runpath_open") : NULL;
+	void *p = open_fn ? open_fn("$ORIGIN/libxom-test-no-such.so", RTLD_NOW) : NULL;
+	see("depth=%d loaded=%d found=%d", depth, h != NULL, p != NULL);
+	if (h)
+		dlclose(h);
+	unlink("librunpath2.so");
+	for (int i = 0; i < depth; i++)
+		if (chdir("..") != 0 || rmdir(comp) != 0)
+			break;
+	CHECK(chdir(cwd) == 0, "chdir back");
+	rmdir(top);
+	CHECK(depth == 25 && h && open_fn && !p, "depth %d, %p %p", depth, h, p);
+	return 0;
+}
+
+/* A thread with the smallest stack that POSIX allows. */
+static void *small_stack_loads(void *arg)
+{
+	(void)arg;
+	void *a = runpath_open("libplug.so", RTLD_NOW);
+	void *b = runpath_open("$ORIGIN/sub2/libplug2.so", RTLD_NOW);
+	long ok = value_of(a) == 42 && value_of(b) == 43;
+	if (a)
+		dlclose(a);
+	if (b)
+		dlclose(b);
+	return (void *)ok;
+}
+
+static int t_small_stack(void)
+{
+	pthread_attr_t at;
+	pthread_t t;
+	void *ok = NULL;
+
+	pthread_attr_init(&at);
+	CHECK(pthread_attr_setstacksize(&at, PTHREAD_STACK_MIN) == 0, "stack size");
+	CHECK(pthread_create(&t, &at, small_stack_loads, NULL) == 0, "pthread_create");
+	pthread_join(t, &ok);
+	see("loaded=%d", ok != NULL);
+	CHECK(ok, "the loads failed in a %d-byte stack", (int)PTHREAD_STACK_MIN);
+	return 0;
+}
+
+/* Run by run.sh alone: the preload door says its one line once. */
+static int t_nodeflib(void)
+{
+	int found = 0;
+	for (int i = 0; i < 3; i++) {
+		void *h = ndl_open("libxom-test-no-such.so", RTLD_NOW);
+		found += h != NULL;
+		if (h)
+			dlclose(h);
+	}
+	dlerror();
+	see("found=%d", found);
+	CHECK(!found, "found a library that does not exist");
 	return 0;
 }
 
@@ -536,7 +686,8 @@ static int t_sigsegv(void)
 		*nowhere = 1;
 	sighandler_t prev = signal(SIGSEGV, SIG_DFL);
 	int ours = (uintptr_t)prev == (uintptr_t)on_segv;
-	see("same=%d hits=%d prev-is-ours=%d", same, (int)hits, ours);
+	see("same=%d hits=%d prev-is-ours=%d flags=%#x restorer=%d", same, (int)hits, ours,
+	    (unsigned)now.sa_flags, now.sa_restorer != NULL);
 	CHECK(same, "the program does not see its own SIGSEGV action");
 	CHECK(hits == 1, "the program's handler ran %d times", (int)hits);
 	CHECK(ours, "signal() returned another handler");
@@ -605,6 +756,68 @@ static int t_signal_safe(void)
 	return 0;
 }
 
+static void on_segv_plain(int sig)
+{
+	hits += sig == SIGSEGV;
+	siglongjmp(jump, 1);
+}
+
+static int t_sigignore(void)
+{
+	struct sigaction now;
+	volatile int *volatile nowhere = (int *)16;
+
+	hits = 0;
+	int r = sigignore(SIGSEGV);
+	sigaction(SIGSEGV, NULL, &now);
+	int ign = now.sa_handler == SIG_IGN;
+	signal(SIGSEGV, on_segv_plain);
+	if (sigsetjmp(jump, 1) == 0)
+		*nowhere = 1;
+	signal(SIGSEGV, SIG_DFL);
+	see("rc=%d ignored=%d hits=%d", r, ign, (int)hits);
+	CHECK(r == 0 && ign, "sigignore(SIGSEGV): %d %d", r, ign);
+	CHECK(hits == 1, "the handler set after sigignore ran %d times", (int)hits);
+	return 0;
+}
+
+static int t_siginterrupt(void)
+{
+	struct sigaction a, b, c;
+
+	signal(SIGSEGV, other_handler);
+	int r1 = siginterrupt(SIGSEGV, 1);
+	sigaction(SIGSEGV, NULL, &a);
+	signal(SIGSEGV, other_handler);
+	sigaction(SIGSEGV, NULL, &b);
+	int r2 = siginterrupt(SIGSEGV, 0);
+	sigaction(SIGSEGV, NULL, &c);
+	siginterrupt(SIGINT, 1);
+	signal(SIGINT, other_handler);
+	struct sigaction d;
+	sigaction(SIGINT, NULL, &d);
+	siginterrupt(SIGINT, 0);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGSEGV, SIG_DFL);
+	int ra = !!(a.sa_flags & SA_RESTART), rb = !!(b.sa_flags & SA_RESTART);
+	int rc = !!(c.sa_flags & SA_RESTART), rd = !!(d.sa_flags & SA_RESTART);
+	see("rc=%d,%d restart=%d,%d,%d sigint=%d", r1, r2, ra, rb, rc, rd);
+	CHECK(r1 == 0 && r2 == 0, "siginterrupt failed");
+	CHECK(!ra && !rb && rc && !rd, "SA_RESTART: %d %d %d %d", ra, rb, rc, rd);
+	return 0;
+}
+
+static int t_sysv_flags(void)
+{
+	struct sigaction a;
+	sysv_signal(SIGSEGV, other_handler);
+	sigaction(SIGSEGV, NULL, &a);
+	signal(SIGSEGV, SIG_DFL);
+	see("flags=%#x", (unsigned)a.sa_flags);
+	CHECK(a.sa_flags & SA_RESETHAND, "sysv_signal is not one-shot");
+	return 0;
+}
+
 static int t_pkeys(void)
 {
 	errno = 0;
@@ -625,36 +838,46 @@ static int t_pkeys(void)
 static const struct {
 	const char *name;
 	int (*fn)(void);
+	int alone;              /* run only when named */
 } cases[] = {
-	{ "dlsym-error", t_dlsym_error },       /* first: see its comment */
-	{ "error-kept", t_error_kept },
-	{ "dlvsym-error", t_dlvsym_error },
-	{ "dlopen-error", t_dlopen_error },
-	{ "error-cleared", t_error_cleared },
-	{ "error-per-thread", t_error_per_thread },
-	{ "runpath", t_runpath },
-	{ "rpath", t_rpath },
-	{ "rpath-chain", t_rpath_chain },
-	{ "main-rpath", t_main_rpath },
-	{ "order", t_order },
-	{ "loaded-soname", t_loaded_soname },
-	{ "loaded-name", t_loaded_name },
-	{ "path-then-name", t_path_then_name },
-	{ "origin", t_origin },
-	{ "dlmopen", t_dlmopen },
-	{ "null", t_null },
-	{ "noload", t_noload },
-	{ "refcount", t_refcount },
-	{ "nodelete", t_nodelete },
-	{ "global", t_global },
-	{ "bad-mode", t_bad_mode },
-	{ "errno", t_errno },
-	{ "threads", t_threads },
-	{ "sigsegv", t_sigsegv },
-	{ "signal-errors", t_signal_errors },
-	{ "sigset", t_sigset },
-	{ "signal-safe", t_signal_safe },
-	{ "pkeys", t_pkeys },
+	{ "dlsym-error", t_dlsym_error, 0 },       /* first: see its comment */
+	{ "error-kept", t_error_kept, 0 },
+	{ "dlvsym-error", t_dlvsym_error, 0 },
+	{ "dlopen-error", t_dlopen_error, 0 },
+	{ "error-cleared", t_error_cleared, 0 },
+	{ "error-per-thread", t_error_per_thread, 0 },
+	{ "runpath", t_runpath, 0 },
+	{ "rpath", t_rpath, 0 },
+	{ "rpath-chain", t_rpath_chain, 0 },
+	{ "main-rpath", t_main_rpath, 0 },
+	{ "order", t_order, 0 },
+	{ "loaded-soname", t_loaded_soname, 0 },
+	{ "loaded-name", t_loaded_name, 0 },
+	{ "path-then-name", t_path_then_name, 0 },
+	{ "origin", t_origin, 0 },
+	{ "dlmopen", t_dlmopen, 0 },
+	{ "null", t_null, 0 },
+	{ "noload", t_noload, 0 },
+	{ "refcount", t_refcount, 0 },
+	{ "nodelete", t_nodelete, 0 },
+	{ "global", t_global, 0 },
+	{ "bad-mode", t_bad_mode, 0 },
+	{ "errno", t_errno, 0 },
+	{ "threads", t_threads, 0 },
+	{ "sigsegv", t_sigsegv, 0 },
+	{ "signal-errors", t_signal_errors, 0 },
+	{ "sigset", t_sigset, 0 },
+	{ "signal-safe", t_signal_safe, 0 },
+	{ "pkeys", t_pkeys, 0 },
+	{ "constructor", t_constructor, 0 },
+	{ "no-object", t_no_object, 0 },
+	{ "dlmopen-existing", t_dlmopen_existing, 0 },
+	{ "long-origin", t_long_origin, 0 },
+	{ "small-stack", t_small_stack, 0 },
+	{ "sigignore", t_sigignore, 0 },
+	{ "siginterrupt", t_siginterrupt, 0 },
+	{ "sysv-flags", t_sysv_flags, 0 },
+	{ "nodeflib", t_nodeflib, 1 },
 };
 
 int main(int argc, char **argv)
@@ -685,7 +908,7 @@ int main(int argc, char **argv)
 		fclose(maps);
 	printf("DOORS preload=%d audit=%d\n", pre, aud);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		if (argc > 1 && strcmp(argv[1], cases[i].name) != 0)
+		if (argc > 1 ? strcmp(argv[1], cases[i].name) != 0 : cases[i].alone)
 			continue;
 		seen[0] = why[0] = 0;
 		int rc = cases[i].fn();
