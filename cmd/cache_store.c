@@ -64,7 +64,7 @@ void store_unmap(struct store_index *ix)
 const struct xom_plan_head *store_find(const struct store_index *ix,
                                        const struct xom_plan_key *k)
 {
-	return ix->map ? xom_store_find(ix->map, ix->len, k) : NULL;
+	return ix->map ? xom_store_find(ix->map, ix->len, k, NULL) : NULL;
 }
 
 void store_each(const struct store_index *ix,

@@ -23,16 +23,16 @@ struct xom_built {
 };
 
 /*
- * The plan and symbol file for the map of the file at path, whose identity
- * and code checksum the caller took from the bytes it scanned.  Returns 0,
- * or -1 with b->why set.
+ * The plan and symbol file for the map of the file at path, whose identity,
+ * code checksum, shape (xom_file_shape) and checksum of the whole the
+ * caller took from the bytes it scanned.  Returns 0, or -1 with b->why set.
  */
 int xom_plan_build(const struct xom_map *m, const char *path,
                    const struct xom_file_ident *file, uint64_t code_sum,
-                   struct xom_built *b);
+                   uint64_t shape, uint64_t file_sum, struct xom_built *b);
 
-/* Scans one file: opens it once, and takes its identity, code checksum and
- * map from the same open file. */
+/* Scans one file: opens it once, and takes its identity, code checksum,
+ * shape and map from the same open file. */
 void xom_plan_file(const char *path, struct xom_built *b);
 
 /*
