@@ -1068,7 +1068,7 @@ test_cache_forged() {
 	"$xom" cache build -q --store "$r/p/s" "$tmp/fg-textrel.so" >"$tmp/out" 2>"$tmp/err"
 	has "$tmp/err" "$tmp/fg-textrel.so: left out of the shared store: it or a folder above it is not root's alone" &&
 		! grep -aq "fg-textrel.so" "$r/p/s/plans" 2>/dev/null && t_pass cache-forged-shared-left-out ||
-		t_fail cache-forged-shared-left-out "$(cat "$tmp/err")"
+		t_fail cache-forged-shared-left-out "stderr: $(cat "$tmp/err"); its plans in the store: $(grep -ac fg-textrel.so "$r/p/s/plans" 2>&1)"
 	# Root's own copy goes in, and libc's own plan then replaces it.
 	"$xom" cache build -q --store "$r/p/s" "$r/p/copy/libc.so.6"
 	"$xom" cache build -n --store "$r/p/s" /bin/true >"$tmp/out" 2>"$tmp/err"
