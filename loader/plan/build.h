@@ -70,6 +70,17 @@ int xom_store_add(const char *dir, int shared, const struct xom_built *b,
                   size_t n, const struct xom_set_keys *sets, size_t nsets,
                   char *why, size_t cap);
 
+/*
+ * What xom_store_add writes, without the files: the index that merging the
+ * n plans of b and the sets of sets into the index old (old_len bytes,
+ * whose head was checked; NULL for none) makes.  0 with *out a malloc'd
+ * index of *len bytes, or with *out NULL when there is nothing new (the
+ * old index stays); -1 with why set.
+ */
+int xom_store_merge(const void *old, size_t old_len, const struct xom_built *b,
+                    size_t n, const struct xom_set_keys *sets, size_t nsets,
+                    void **out, size_t *len, char *why, size_t cap);
+
 /* What xom_store_prune did. */
 struct xom_prune {
 	size_t kept, dropped;           /* plans */

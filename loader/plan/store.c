@@ -374,18 +374,18 @@ static size_t new_sets(struct entry *e, size_t k, size_t plans,
 	return k;
 }
 
-static int merge_index(const char *dir, const struct xom_built *b, size_t n,
-                       const struct xom_set_keys *sets, size_t nsets,
-                       char *why, size_t cap)
+int xom_store_merge(const void *old, size_t old_len, const struct xom_built *b,
+                    size_t n, const struct xom_set_keys *sets, size_t nsets,
+                    void **out, size_t *len, char *why, size_t cap)
 {
-	size_t old_len = 0, len = 0, k = 0, bytes = 0;
-	void *old = map_index(dir, &old_len);
+	size_t k = 0, bytes = 0;
 	size_t most = n + nsets + (old ? ((const struct xom_store_head *)old)->nslots : 0);
 	struct entry *e = calloc(most + 1, sizeof(*e));
 	struct xom_set_head **made = calloc(nsets + 1, sizeof(*made));
-	void *index = NULL;
 	int rc = -1;
 
+	*out = NULL;
+	*len = 0;
 	if (!e || !made) {
 		snprintf(why, cap, "out of memory");
 		goto out;
@@ -413,19 +413,31 @@ static int merge_index(const char *dir, const struct xom_built *b, size_t n,
 		k = keep_sets(e, plans, from, old_entries(old, old_len, e, k, most, 1), bytes);
 	}
 	/* Sets are a shortcut: an index too large with them is made without. */
-	if (!(index = build_index(e, k, &len)) && k > plans)
-		index = build_index(e, plans, &len);
-	if (!index) {
+	if (!(*out = build_index(e, k, len)) && k > plans)
+		*out = build_index(e, plans, len);
+	if (!*out)
 		snprintf(why, cap, "the index would be too large");
-		goto out;
-	}
-	rc = replace_file(dir, XOM_STORE_INDEX, index, len, why, cap);
-	free(index);
+	else
+		rc = 0;
 out:
 	for (size_t i = 0; made && i < nsets; i++)
 		free(made[i]);
 	free(made);
 	free(e);
+	return rc;
+}
+
+static int merge_index(const char *dir, const struct xom_built *b, size_t n,
+                       const struct xom_set_keys *sets, size_t nsets,
+                       char *why, size_t cap)
+{
+	size_t old_len = 0, len;
+	void *old = map_index(dir, &old_len), *index;
+	int rc = xom_store_merge(old, old_len, b, n, sets, nsets, &index, &len, why, cap);
+
+	if (rc == 0 && index)
+		rc = replace_file(dir, XOM_STORE_INDEX, index, len, why, cap);
+	free(index);
 	if (old)
 		munmap(old, old_len);
 	return rc;
