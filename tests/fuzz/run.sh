@@ -12,8 +12,13 @@ B=$1 secs=$2
 shift 2
 R=$(cd "$(dirname "$0")/../.." && pwd)
 pass=0 fail=0
-# The store target writes an index now and then: into memory if it can.
-if [ -d /dev/shm ] && [ -w /dev/shm ]; then export TMPDIR=/dev/shm; fi
+# The store target writes an index now and then: into memory if it can,
+# in a folder of this run's, removed at the end (a crash leaves its own).
+base=/tmp
+if [ -d /dev/shm ] && [ -w /dev/shm ]; then base=/dev/shm; fi
+TMPDIR=$(mktemp -d "$base/xom-fuzz.XXXXXX") || exit 2
+export TMPDIR
+trap 'rm -rf "$TMPDIR"' EXIT
 for t in "$@"; do
 	case $t in
 	scan) corpus=$B/fuzz/corpus seeds=$B/fuzz/seeds max=262144 ;;
