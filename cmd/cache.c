@@ -140,6 +140,31 @@ static int build_target(const struct cache_opts *c, char *dir, size_t cap,
 	return 0;
 }
 
+/*
+ * Whether a shared store may take the plan of f.  Every user's runtime
+ * applies a plan found by build-id to whatever mapped object claims that
+ * build-id and has the plan's shape (loader/plan/xom_plan.h), so such a
+ * plan must come from a file that nobody but root can have written: else
+ * a user could leave a copy of libc with other code where root's build
+ * finds it, and choose which of libc's pages stay readable for everyone.
+ * A plan keyed by the file's identity fits that file alone, and the
+ * runtime checks its code; it may come from anywhere.  The files left
+ * out are planned by each user's own runtime, into their cache.
+ */
+static int shared_may_take(const struct cache_file *f)
+{
+	char real[PATH_MAX];
+	struct stat st;
+
+	if (f->key.kind != XOM_KEY_BUILD_ID)
+		return 1;
+	if (realpath(f->path, real) && stat(real, &st) == 0 && root_alone(real, &st))
+		return 1;
+	say("%s: left out of the shared store: it or a folder above it is not root's alone, and a plan found by build-id there would serve every file that claims that build-id",
+	    f->path);
+	return 0;
+}
+
 /* Splits l into what already has a current plan (in the target store, or
  * for a user's build in the system store that the runtime trusts, which
  * it reads first) and what is to scan. */
@@ -167,7 +192,13 @@ static size_t to_scan(struct cache_files *l, const char *dir, int shared,
 			*status = xom_exit_worst(*status, XOM_EXIT_ENV);
 			continue;
 		}
-		if (store_find(&target, &f->key) || store_find(&sys, &f->key))
+		if (shared && !shared_may_take(f))
+			continue;
+		/* Current only with a plan that fits this file: a plan made
+		 * from another file that claims its build-id must not keep
+		 * the file's own from being made. */
+		if (store_find_file(&target, &f->key, f->path)
+		    || store_find_file(&sys, &f->key, f->path))
 			++*current;
 		else
 			todo[n++] = f;

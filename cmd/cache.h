@@ -128,9 +128,13 @@ struct store_index {
 int store_map(const char *dir, struct store_index *ix);
 void store_unmap(struct store_index *ix);
 
-/* The plan of k in ix, or NULL. */
+/* A plan of k in ix, of any shape, or NULL: for what only shows a plan. */
 const struct xom_plan_head *store_find(const struct store_index *ix,
                                        const struct xom_plan_key *k);
+/* The plan of k in ix that fits the file at path (plan_fits), or NULL. */
+const struct xom_plan_head *store_find_file(const struct store_index *ix,
+                                            const struct xom_plan_key *k,
+                                            const char *path);
 
 /* Calls fn for each plan of ix that is whole. */
 void store_each(const struct store_index *ix,
@@ -160,9 +164,15 @@ void stores_close(struct stores *st);
  * else its identity.  0, or -1 (errno set). */
 int file_key(const char *path, struct xom_plan_key *k);
 
-/* Whether a plan's file is still the one it was made from. */
+/* The shape of the file at path (xom_plan.h: xom_file_shape); 0, or -1. */
+int file_shape(const char *path, uint64_t *shape);
+
+/* Whether a plan's file is still the one it was made from (plan_state),
+ * or whether the file at path is one it fits (plan_fits): the very file
+ * it was made from, or one with its key, shape and code. */
 enum { PLAN_CURRENT, PLAN_GONE, PLAN_CHANGED, PLAN_UNCHECKED };
 int plan_state(const struct xom_plan_head *p);
+int plan_fits(const struct xom_plan_head *p, const char *path);
 
 /* ---- cache_scan.c ------------------------------------------------------- */
 

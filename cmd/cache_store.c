@@ -64,7 +64,20 @@ void store_unmap(struct store_index *ix)
 const struct xom_plan_head *store_find(const struct store_index *ix,
                                        const struct xom_plan_key *k)
 {
-	return ix->map ? xom_store_find(ix->map, ix->len, k) : NULL;
+	return ix->map ? xom_store_find(ix->map, ix->len, k, NULL) : NULL;
+}
+
+const struct xom_plan_head *store_find_file(const struct store_index *ix,
+                                            const struct xom_plan_key *k,
+                                            const char *path)
+{
+	uint64_t shape;
+	const struct xom_plan_head *p;
+
+	if (!ix->map || file_shape(path, &shape) != 0
+	    || !(p = xom_store_find(ix->map, ix->len, k, &shape)))
+		return NULL;
+	return plan_fits(p, path) == PLAN_CURRENT ? p : NULL;
 }
 
 void store_each(const struct store_index *ix,
@@ -175,37 +188,96 @@ int file_key(const char *path, struct xom_plan_key *k)
 	return rc;
 }
 
+int file_shape(const char *path, uint64_t *shape)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+
+	if (fd < 0)
+		return -1;
+	int rc = xom_file_shape(fd, libc_pread, shape);
+	close(fd);
+	return rc;
+}
+
 /* ---- staleness --------------------------------------------------------- */
+
+/* xom_hash over the whole file fd (len bytes), as the scanner's side took
+ * a plan's file_sum (loader/plan/build.c). */
+static int file_sum_of(int fd, size_t len, uint64_t *sum)
+{
+	void *img = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+
+	if (len && img == MAP_FAILED)
+		return -1;
+	*sum = xom_hash(XOM_HASH_INIT, img, len);
+	if (len)
+		munmap(img, len);
+	return 0;
+}
+
+static int same_ident(const struct stat *st, const struct xom_file_ident *f)
+{
+	return (uint64_t)st->st_ino == f->ino && (uint64_t)st->st_dev == f->dev
+	       && (uint64_t)st->st_size == f->size
+	       && st->st_mtim.tv_sec == f->mtime_sec
+	       && st->st_mtim.tv_nsec == f->mtime_nsec
+	       && st->st_ctim.tv_sec == f->ctime_sec
+	       && st->st_ctim.tv_nsec == f->ctime_nsec;
+}
+
+/*
+ * A build-id says which build a file claims to be, not which it is: any
+ * file can carry any build-id.  So a plan fits a file that is not the one
+ * it was made from only when the file has the plan's key, its shape and
+ * the same bytes, all of them: the scanner reads more than the code
+ * (symbols, relocations, unwind tables, section headers), and a copy
+ * that differs only there makes another plan.  Reading the file costs a
+ * scanner's tool little (a file whose identity is unchanged is not read),
+ * and it is what lets the plan of the genuine file replace one made from
+ * a copy that claims its build-id (loader/plan/store.c).
+ */
+int plan_fits(const struct xom_plan_head *p, const char *path)
+{
+	struct xom_plan_key want, got;
+	struct stat st;
+	uint64_t shape, sum;
+
+	/* stat first: a path that names no regular file now is not opened. */
+	if (stat(path, &st) != 0)
+		return errno == ENOENT || errno == ENOTDIR ? PLAN_GONE : PLAN_UNCHECKED;
+	xom_plan_key_of(p, &want);
+	if (!S_ISREG(st.st_mode))
+		return PLAN_CHANGED;
+	if (same_ident(&st, &p->file))
+		return PLAN_CURRENT;            /* made from it: nothing to read */
+	if (want.kind == XOM_KEY_IDENT)
+		return PLAN_CHANGED;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return PLAN_UNCHECKED;
+	int state = PLAN_UNCHECKED;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		state = PLAN_CHANGED;
+	else if (xom_file_build_id(fd, libc_pread, &got) != 0
+	         || xom_file_shape(fd, libc_pread, &shape) != 0)
+		state = PLAN_CHANGED;
+	else if (!xom_key_equal(&want, &got) || shape != p->shape)
+		state = PLAN_CHANGED;
+	else if (file_sum_of(fd, (size_t)st.st_size, &sum) == 0)
+		state = sum == p->file_sum ? PLAN_CURRENT : PLAN_CHANGED;
+	close(fd);
+	return state;
+}
 
 int plan_state(const struct xom_plan_head *p)
 {
 	const char *path = xom_plan_path(p);
-	struct xom_plan_key want, got;
-	struct stat st;
 
 	/* A plan the runtime made for a relative name (LD_PRELOAD=build/...)
 	 * names no one file. */
 	if (path[0] != '/')
 		return PLAN_UNCHECKED;
-	if (stat(path, &st) != 0)
-		return errno == ENOENT || errno == ENOTDIR ? PLAN_GONE : PLAN_UNCHECKED;
-	if (!S_ISREG(st.st_mode))
-		return PLAN_CHANGED;
-	/* The same file as when it was scanned: nothing to read. */
-	if ((uint64_t)st.st_ino == p->file.ino && (uint64_t)st.st_dev == p->file.dev
-	    && (uint64_t)st.st_size == p->file.size
-	    && st.st_mtim.tv_sec == p->file.mtime_sec
-	    && st.st_mtim.tv_nsec == p->file.mtime_nsec
-	    && st.st_ctim.tv_sec == p->file.ctime_sec
-	    && st.st_ctim.tv_nsec == p->file.ctime_nsec)
-		return PLAN_CURRENT;
-	xom_plan_key_of(p, &want);
-	if (want.kind == XOM_KEY_IDENT)
-		return PLAN_CHANGED;
-	/* Rewritten, but the same build: the plan still fits. */
-	if (file_key(path, &got) != 0)
-		return PLAN_UNCHECKED;
-	return xom_key_equal(&want, &got) ? PLAN_CURRENT : PLAN_CHANGED;
+	return plan_fits(p, path);
 }
 
 /* ---- the stores a reader maps -------------------------------------------- */

@@ -216,7 +216,9 @@ size_t profile_tidy(struct profile *pr)
 {
 	size_t u = 0, dropped = 0;
 
-	qsort(pr->p, pr->n, sizeof pr->p[0], cmp_page);
+	/* An empty profile has no array: qsort must not see its NULL. */
+	if (pr->n)
+		qsort(pr->p, pr->n, sizeof pr->p[0], cmp_page);
 	for (size_t i = 0; i < pr->n; i++) {
 		if (u && same_item(&pr->p[u - 1], &pr->p[i])) {
 			/* A later path or reason fills a missing one. */

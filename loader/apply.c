@@ -47,7 +47,9 @@ static int segs_match(const struct xom_plan_head *h, const ElfW(Phdr) *ph,
 
 /* A plan found by file identity must have been made from these very bytes:
  * the identity is taken from the path, which may name another file by
- * now.  (A build-id says as much by itself.) */
+ * now.  (A plan found by build-id was found for the object's shape too;
+ * xom_plan.h says why that check, and not this one, runs for every
+ * object.) */
 static int code_matches(const struct xom_plan_head *h, uintptr_t bias)
 {
 	const struct xom_plan_seg *s = xom_plan_segs(h);

@@ -1,6 +1,7 @@
 /*
  * elfmem.c - ELF structures of objects the dynamic linker has mapped:
- * program headers, the build-id note, the executable span, dynamic symbols.
+ * program headers, the build-id note, the shape, the executable span,
+ * dynamic symbols.
  *
  * Phase: object (and start, for the doors).  Reads only the mapped image,
  * without system calls, except xom_elf_file_build_id, which reads a file
@@ -25,6 +26,24 @@ int xom_elf_build_id(uintptr_t bias, const ElfW(Phdr) *ph, int phnum,
 			return 0;
 	}
 	return -1;
+}
+
+uint64_t xom_elf_shape(uintptr_t bias, const ElfW(Phdr) *ph, int phnum)
+{
+	int textrel = 0;
+
+	for (int i = 0; i < phnum; i++) {
+		if (ph[i].p_type != PT_DYNAMIC)
+			continue;
+		/* Read only where the file's bytes are mapped, as the tools
+		 * read them from the file (xom_file_shape). */
+		if (xom_shape_dyn_mapped(ph, (size_t)phnum, &ph[i]))
+			textrel |= xom_dyn_textrel((const void *)(bias + ph[i].p_vaddr),
+			                           ph[i].p_filesz);
+		else
+			textrel |= 2;
+	}
+	return xom_shape_sum(ph, (size_t)phnum, textrel);
 }
 
 static long sys_pread(int fd, void *buf, size_t n, long off)

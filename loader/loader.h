@@ -119,6 +119,8 @@ int xom_key_check(void);
 /* The build-id of a mapped image as a key; 0, or -1 when it has none. */
 int xom_elf_build_id(uintptr_t bias, const ElfW(Phdr) *ph, int phnum,
                      struct xom_plan_key *k);
+/* The shape of a mapped image (xom_plan.h: xom_shape_sum), from memory. */
+uint64_t xom_elf_shape(uintptr_t bias, const ElfW(Phdr) *ph, int phnum);
 /* The build-id of the ELF file at path (cold path only). */
 int xom_elf_file_build_id(const char *path, struct xom_plan_key *k);
 /* The page-aligned span of the executable segments; lo >= hi if none. */
@@ -181,18 +183,21 @@ struct xom_stores { struct xom_store s[XOM_NSTORES]; int read; };
 const char *xom_store_dir(int i, char *buf, size_t cap);
 /* Before a batch that looks up n objects. */
 void xom_stores_open(struct xom_stores *st, size_t n);
-/* The plan for k in store i, and the set of plans in store i for a batch
- * whose keys fold to hash; or NULL.  A store is opened when first asked. */
+/* The plan for k made from a file of that shape in store i, and the set
+ * of plans in store i for a batch whose keys fold to hash; or NULL.  A
+ * store is opened when first asked. */
 const struct xom_plan_head *xom_stores_find(struct xom_stores *st, int i,
-                                            const struct xom_plan_key *k);
+                                            const struct xom_plan_key *k,
+                                            uint64_t shape);
 const struct xom_set_head *xom_stores_find_set(struct xom_stores *st, int i,
                                                uint64_t hash);
 void xom_stores_close(struct xom_stores *st);
-/* storeread.c: the plan for k in a store that a small batch reads rather
- * than maps (store.c opened it), or NULL; and the end of a batch, which
- * wipes what was read. */
+/* storeread.c: the plan for k and shape in a store that a small batch
+ * reads rather than maps (store.c opened it), or NULL; and the end of a
+ * batch, which wipes what was read. */
 const struct xom_plan_head *xom_store_read_find(struct xom_store *s,
-                                               const struct xom_plan_key *k);
+                                               const struct xom_plan_key *k,
+                                               uint64_t shape);
 const struct xom_set_head *xom_store_read_set(struct xom_store *s, uint64_t hash);
 void xom_store_read_wipe(void);
 /* A helper ran: a store found missing may exist now. */

@@ -41,6 +41,7 @@ struct arrival {
 	const ElfW(Phdr) *ph;           /* pass 1 only, unless stable */
 	int phnum, flags;
 	struct xom_plan_key key;        /* the build-id, or (pass 2) identity */
+	uint64_t shape;                 /* xom_elf_shape: a plan must have it too */
 	const char *path;               /* for messages and the helper */
 	const struct xom_plan_head *plan;
 	const char *why;                /* the helper's reason, if no plan */
@@ -159,6 +160,7 @@ void xom_batch_add(const char *name, uintptr_t bias, const ElfW(Phdr) *ph,
 	if (!(a->flags & XOM_OBJ_MAIN))
 		a->path = a->name;
 	xom_elf_build_id(bias, ph, phnum, &a->key);
+	a->shape = xom_elf_shape(bias, ph, phnum);
 }
 
 void *xom_batch_spare(size_t *cap)
@@ -275,9 +277,21 @@ static int found(struct arrival *a, const struct xom_plan_head *plan)
 	return !a->plan;
 }
 
+/* Whether plan is the one for a: its key, and its file's shape.  A plan of
+ * another shape under the same key is no plan for a (xom_plan.h says why):
+ * the lookup goes on, to the next store and at last to the helper. */
+static int fits(const struct arrival *a, const struct xom_plan_head *plan)
+{
+	struct xom_plan_key k;
+
+	xom_plan_key_of(plan, &k);
+	return xom_key_equal(&k, &a->key) && plan->shape == a->shape;
+}
+
 /* Gives each arrival still without a plan its copy in the set, if the set
  * has one: the set's plans are in the arrivals' order, less those its
- * store lacked when it was made, and less any damaged. */
+ * store lacked when it was made, and less any damaged.  A copy of another
+ * shape is passed over, as a damaged one is. */
 static void take_set(const struct xom_set_head *set)
 {
 	size_t at = 0, len = 0;
@@ -292,7 +306,7 @@ static void take_set(const struct xom_set_head *set)
 		xom_plan_key_of(next, &k);
 		if (!xom_key_equal(&k, &a->key))
 			continue;
-		if (!a->plan)
+		if (!a->plan && next->shape == a->shape)
 			found(a, next);
 		next = xom_set_plan(set, &at, &len);
 	}
@@ -328,7 +342,8 @@ static size_t find_plans(struct xom_stores *st)
 		misses = 0;
 		EACH_ARRIVAL(a)
 			if (wants_plan(a) && !a->plan)
-				misses += (size_t)found(a, xom_stores_find(st, i, &a->key));
+				misses += (size_t)found(a, xom_stores_find(st, i, &a->key,
+				                                           a->shape));
 		if (!misses)
 			break;
 	}
@@ -473,12 +488,12 @@ static void forget_overlapped(void)
 static void finish(struct arrival *a, const ElfW(Phdr) *ph, int phnum)
 {
 	uintptr_t probe = 0;
-	struct xom_plan_key got;
 
 	a->outcome = XOM_UNPROTECTED;
 	if (a->plan) {
-		xom_plan_key_of(a->plan, &got);
-		if (!xom_key_equal(&got, &a->key)) {
+		/* The helper's plans: made from the file at the path, which
+		 * may no longer be the one mapped. */
+		if (!fits(a, a->plan)) {
 			xom_notice("%s: the file on disk is not the one mapped; left unprotected",
 			        a->path);
 		} else {

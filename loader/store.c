@@ -7,8 +7,9 @@
  * plan - a map of which code pages stay readable - outlives the moment it
  * is applied.  Nothing in a store is trusted: the index must belong to root
  * (system) or to this user (and be writable by nobody else), its head is
- * checked, and each plan is checked and compared with the key in full
- * (xom_store_find).  The runtime never writes a store; the helper does.
+ * checked, and each plan is checked and compared with the key in full and
+ * with the mapped object's shape (xom_store_find).  The runtime never
+ * writes a store; the helper does.
  * A warm batch of many objects (start-up) costs five system calls,
  * whatever its size: open, fstat, mmap and close of the one index that has
  * the plans, and its munmap.  A small batch (a dlopen) reads what it needs
@@ -173,12 +174,13 @@ const struct xom_set_head *xom_stores_find_set(struct xom_stores *st, int i,
 }
 
 const struct xom_plan_head *xom_stores_find(struct xom_stores *st, int i,
-                                            const struct xom_plan_key *k)
+                                            const struct xom_plan_key *k,
+                                            uint64_t shape)
 {
 	struct xom_store *s = store(st, i);
 
-	return s->map ? xom_store_find(s->map, s->len, k)
-	       : s->fd >= 0 && s->nslots ? xom_store_read_find(s, k) : NULL;
+	return s->map ? xom_store_find(s->map, s->len, k, &shape)
+	       : s->fd >= 0 && s->nslots ? xom_store_read_find(s, k, shape) : NULL;
 }
 
 void xom_stores_close(struct xom_stores *st)

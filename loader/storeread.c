@@ -24,21 +24,21 @@ static size_t room, used, touched;      /* its size; bytes kept; bytes written *
 /* Maps a store that was being read: its plans outgrew buf.  Those read
  * so far stay where they are until the batch ends. */
 static const void *map_instead(struct xom_store *s, const struct xom_plan_key *k,
-                               uint64_t hash)
+                               const uint64_t *shape, uint64_t hash)
 {
 	void *p = x_mmap(NULL, s->len, PROT_READ, MAP_PRIVATE, s->fd, 0);
 
 	if (X_MAP_FAILED(p))
 		return NULL;
 	s->map = p;
-	return xom_store_lookup(p, s->len, k, hash);
+	return xom_store_lookup(p, s->len, k, shape, hash);
 }
 
-/* The plan for k, or (k NULL) the set for hash, in a store being read:
- * the slots from hash on, a few at a time, then the entry of each slot
- * whose hash matches (xom_store_entry). */
+/* The plan for k and *shape, or (k NULL) the set for hash, in a store
+ * being read: the slots from hash on, a few at a time, then the entry of
+ * each slot whose hash matches (xom_store_entry). */
 static const void *read_find(struct xom_store *s, const struct xom_plan_key *k,
-                             uint64_t hash)
+                             const uint64_t *shape, uint64_t hash)
 {
 	struct xom_store_slot slot[8];
 	uint32_t n = s->nslots, first = 0, have = 0;
@@ -63,14 +63,14 @@ static const void *read_find(struct xom_store *s, const struct xom_plan_key *k,
 			room = room < XOM_READ_BYTES ? room : XOM_READ_BYTES;
 		}
 		if (sl->len > room - used)
-			return map_instead(s, k, hash);
+			return map_instead(s, k, shape, hash);
 		char *at_buf = buf + used;
 		long got = x_pread(s->fd, at_buf, sl->len, (long)sl->off);
 		if (got > 0 && used + (size_t)got > touched)
 			touched = used + (size_t)got;
 		if (got != (long)sl->len)
 			return NULL;
-		const void *h = xom_store_entry(at_buf, sl->len, k, hash);
+		const void *h = xom_store_entry(at_buf, sl->len, k, shape, hash);
 		if (h) {
 			used += (sl->len + 7) & ~(size_t)7;
 			return h;
@@ -80,14 +80,15 @@ static const void *read_find(struct xom_store *s, const struct xom_plan_key *k,
 }
 
 const struct xom_plan_head *xom_store_read_find(struct xom_store *s,
-                                               const struct xom_plan_key *k)
+                                               const struct xom_plan_key *k,
+                                               uint64_t shape)
 {
-	return read_find(s, k, xom_key_hash(k));
+	return read_find(s, k, &shape, xom_key_hash(k));
 }
 
 const struct xom_set_head *xom_store_read_set(struct xom_store *s, uint64_t hash)
 {
-	return read_find(s, NULL, hash);
+	return read_find(s, NULL, NULL, hash);
 }
 
 void xom_store_read_wipe(void)

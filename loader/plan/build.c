@@ -115,7 +115,7 @@ static struct xom_syms_head *build_syms(const struct xom_map *m,
 
 int xom_plan_build(const struct xom_map *m, const char *path,
                    const struct xom_file_ident *file, uint64_t code_sum,
-                   struct xom_built *b)
+                   uint64_t shape, uint64_t file_sum, struct xom_built *b)
 {
 	size_t nruns = m->whole_reason ? 0 : collect_runs(m, NULL);
 	size_t path_len = strlen(path) + 1;
@@ -142,6 +142,8 @@ int xom_plan_build(const struct xom_map *m, const char *path,
 	h->readable_bytes = m->readable_bytes;
 	h->ret_gadgets = m->ret_gadgets;
 	h->code_sum = code_sum;
+	h->shape = shape;
+	h->file_sum = file_sum;
 	h->file = *file;
 	memcpy(h->build_id, m->build_id, sizeof(h->build_id));
 	struct xom_plan_seg *s = (void *)(h + 1);
@@ -178,11 +180,17 @@ static uint64_t code_sum_of(const unsigned char *img, size_t len,
 	return sum;
 }
 
+static long libc_pread(int fd, void *buf, size_t n, long off)
+{
+	return (long)pread(fd, buf, n, (off_t)off);
+}
+
 void xom_plan_file(const char *path, struct xom_built *b)
 {
 	char err[256];
 	struct stat st;
 	struct xom_map *m;
+	uint64_t shape = 0;
 
 	b->path = path;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -198,6 +206,9 @@ void xom_plan_file(const char *path, struct xom_built *b)
 		fail(b, XOM_EXIT_FAILED, "unsupported: not a regular, non-empty file");
 		return;
 	}
+	/* The shape from the same open file; a file whose headers cannot be
+	 * read gets none, and the scanner says what is wrong with it. */
+	int shaped = xom_file_shape(fd, libc_pread, &shape) == 0;
 	void *img = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (img == MAP_FAILED) {
@@ -208,13 +219,17 @@ void xom_plan_file(const char *path, struct xom_built *b)
 	int rc = xom_scan_mem(img, (size_t)st.st_size, &m, err, sizeof(err));
 	if (rc) {
 		fail(b, xom_exit_of_scan(rc), err);
+	} else if (!shaped) {
+		xom_map_free(m);
+		fail(b, XOM_EXIT_FAILED, "malformed: its program headers cannot be read");
 	} else {
 		struct xom_file_ident id = {
 			(uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_size,
 			st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
 			st.st_ctim.tv_sec, st.st_ctim.tv_nsec,
 		};
-		xom_plan_build(m, path, &id, code_sum_of(img, (size_t)st.st_size, m), b);
+		xom_plan_build(m, path, &id, code_sum_of(img, (size_t)st.st_size, m),
+		               shape, xom_hash(XOM_HASH_INIT, img, (size_t)st.st_size), b);
 		xom_map_free(m);
 	}
 	munmap(img, (size_t)st.st_size);

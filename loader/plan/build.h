@@ -23,16 +23,16 @@ struct xom_built {
 };
 
 /*
- * The plan and symbol file for the map of the file at path, whose identity
- * and code checksum the caller took from the bytes it scanned.  Returns 0,
- * or -1 with b->why set.
+ * The plan and symbol file for the map of the file at path, whose identity,
+ * code checksum, shape (xom_file_shape) and checksum of the whole the
+ * caller took from the bytes it scanned.  Returns 0, or -1 with b->why set.
  */
 int xom_plan_build(const struct xom_map *m, const char *path,
                    const struct xom_file_ident *file, uint64_t code_sum,
-                   struct xom_built *b);
+                   uint64_t shape, uint64_t file_sum, struct xom_built *b);
 
-/* Scans one file: opens it once, and takes its identity, code checksum and
- * map from the same open file. */
+/* Scans one file: opens it once, and takes its identity, code checksum,
+ * shape and map from the same open file. */
 void xom_plan_file(const char *path, struct xom_built *b);
 
 /*
@@ -69,6 +69,17 @@ struct xom_set_keys {
 int xom_store_add(const char *dir, int shared, const struct xom_built *b,
                   size_t n, const struct xom_set_keys *sets, size_t nsets,
                   char *why, size_t cap);
+
+/*
+ * What xom_store_add writes, without the files: the index that merging the
+ * n plans of b and the sets of sets into the index old (old_len bytes,
+ * whose head was checked; NULL for none) makes.  0 with *out a malloc'd
+ * index of *len bytes, or with *out NULL when there is nothing new (the
+ * old index stays); -1 with why set.
+ */
+int xom_store_merge(const void *old, size_t old_len, const struct xom_built *b,
+                    size_t n, const struct xom_set_keys *sets, size_t nsets,
+                    void **out, size_t *len, char *why, size_t cap);
 
 /* What xom_store_prune did. */
 struct xom_prune {

@@ -5,6 +5,7 @@
  * allocation, no locks, no stdio.
  */
 #include <elf.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -243,7 +244,8 @@ int xom_store_slot_ok(const struct xom_store_slot *s, uint64_t len)
 }
 
 const struct xom_plan_head *xom_store_plan(const void *plan, size_t len,
-                                           const struct xom_plan_key *k)
+                                           const struct xom_plan_key *k,
+                                           const uint64_t *shape)
 {
 	const char *why;
 	struct xom_plan_key got;
@@ -253,19 +255,21 @@ const struct xom_plan_head *xom_store_plan(const void *plan, size_t len,
 	    || h->scan_version != XOM_PLAN_SCAN_VERSION)
 		return NULL;
 	xom_plan_key_of(h, &got);
-	return xom_key_equal(&got, k) ? h : NULL;
+	return xom_key_equal(&got, k) && (!shape || h->shape == *shape) ? h : NULL;
 }
 
 const void *xom_store_entry(const void *blob, size_t len,
-                            const struct xom_plan_key *k, uint64_t hash)
+                            const struct xom_plan_key *k, const uint64_t *shape,
+                            uint64_t hash)
 {
 	if (k)
-		return xom_store_plan(blob, len, k);
+		return xom_store_plan(blob, len, k, shape);
 	return xom_set_check(blob, len, hash) == 0 ? blob : NULL;
 }
 
 const void *xom_store_lookup(const void *index, size_t len,
-                             const struct xom_plan_key *k, uint64_t hash)
+                             const struct xom_plan_key *k, const uint64_t *shape,
+                             uint64_t hash)
 {
 	const struct xom_store_head *h = index;
 	const struct xom_store_slot *slot = (const void *)(h + 1);
@@ -277,7 +281,7 @@ const void *xom_store_lookup(const void *index, size_t len,
 		if (slot[at].hash != hash || !xom_store_slot_ok(&slot[at], len))
 			continue;
 		const void *p = xom_store_entry((const char *)index + slot[at].off,
-		                                slot[at].len, k, hash);
+		                                slot[at].len, k, shape, hash);
 		if (p)
 			return p;
 	}
@@ -285,9 +289,10 @@ const void *xom_store_lookup(const void *index, size_t len,
 }
 
 const struct xom_plan_head *xom_store_find(const void *index, size_t len,
-                                           const struct xom_plan_key *k)
+                                           const struct xom_plan_key *k,
+                                           const uint64_t *shape)
 {
-	return xom_store_lookup(index, len, k, xom_key_hash(k));
+	return xom_store_lookup(index, len, k, shape, xom_key_hash(k));
 }
 
 /* ---- plan sets ------------------------------------------------------------ */
@@ -335,7 +340,7 @@ const struct xom_plan_head *xom_set_plan(const struct xom_set_head *s,
 const struct xom_set_head *xom_store_find_set(const void *index, size_t len,
                                               uint64_t hash)
 {
-	return xom_store_lookup(index, len, NULL, hash);
+	return xom_store_lookup(index, len, NULL, NULL, hash);
 }
 
 /* ---- symbol files -------------------------------------------------------- */
@@ -455,4 +460,110 @@ void xom_ident_key(const struct stat *st, struct xom_plan_key *k)
 	k->kind = XOM_KEY_IDENT;
 	k->len = sizeof(id);
 	memcpy(k->bytes, &id, sizeof(id));
+}
+
+/* ---- the shape of a file ------------------------------------------------- */
+
+int xom_dyn_textrel(const void *dyn, size_t len)
+{
+	const unsigned char *d = dyn;
+
+	for (size_t k = 0; k + 16 <= len; k += 16) {
+		int64_t tag;
+		uint64_t val;
+		memcpy(&tag, d + k, 8);
+		memcpy(&val, d + k + 8, 8);
+		if (tag == DT_NULL)
+			break;
+		if (tag == DT_TEXTREL || (tag == DT_FLAGS && (val & DF_TEXTREL)))
+			return 1;
+	}
+	return 0;
+}
+
+int xom_shape_dyn_mapped(const Elf64_Phdr *ph, size_t phnum, const Elf64_Phdr *dyn)
+{
+	uint64_t end;
+
+	if (dyn->p_filesz > XOM_SHAPE_DYN_MAX
+	    || __builtin_add_overflow(dyn->p_vaddr, dyn->p_filesz, &end))
+		return 0;
+	for (size_t i = 0; i < phnum; i++)
+		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_R)
+		    && dyn->p_vaddr >= ph[i].p_vaddr
+		    && end - ph[i].p_vaddr <= ph[i].p_filesz
+		    && dyn->p_offset - ph[i].p_offset == dyn->p_vaddr - ph[i].p_vaddr)
+			return 1;
+	return 0;
+}
+
+uint64_t xom_shape_sum(const Elf64_Phdr *ph, size_t phnum, int textrel)
+{
+	uint64_t h = XOM_HASH_INIT;
+	unsigned char t = (unsigned char)textrel;
+
+	for (size_t i = 0; i < phnum; i++)
+		if (ph[i].p_type == PT_LOAD || ph[i].p_type == PT_DYNAMIC)
+			h = xom_hash(h, &ph[i], sizeof(ph[i]));
+	return xom_hash(h, &t, 1);
+}
+
+/* Program headers a file may have, for the tools' reading: the dynamic
+ * linker takes no more than fit in a page or two either. */
+#define SHAPE_PHNUM_MAX 256
+
+/* xom_dyn_textrel over a file's dynamic section, a piece at a time: this
+ * code also runs in the runtime, which keeps no large buffers. */
+static int file_textrel(int fd, long (*pread_fn)(int, void *, size_t, long),
+                        uint64_t off, uint64_t len)
+{
+	unsigned char buf[1024];
+
+	for (uint64_t at = 0; at < len; at += sizeof(buf)) {
+		size_t n = len - at < sizeof(buf) ? (size_t)(len - at) : sizeof(buf);
+		if (pread_fn(fd, buf, n, (long)(off + at)) != (long)n)
+			return -1;
+		if (xom_dyn_textrel(buf, n))
+			return 1;
+		for (size_t k = 0; k + 16 <= n; k += 16) {
+			int64_t tag;
+			memcpy(&tag, buf + k, 8);
+			if (tag == DT_NULL)
+				return 0;
+		}
+	}
+	return 0;
+}
+
+int xom_file_shape(int fd, long (*pread_fn)(int, void *, size_t, long),
+                   uint64_t *shape)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph[SHAPE_PHNUM_MAX];
+	int textrel = 0;
+
+	if (pread_fn(fd, &eh, sizeof(eh), 0) != (long)sizeof(eh)
+	    || memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_phentsize != sizeof(ph[0])
+	    || eh.e_phnum > SHAPE_PHNUM_MAX || eh.e_phoff > (uint64_t)LONG_MAX)
+		return -1;
+	size_t bytes = (size_t)eh.e_phnum * sizeof(ph[0]);
+	if (bytes && pread_fn(fd, ph, bytes, (long)eh.e_phoff) != (long)bytes)
+		return -1;
+	for (size_t i = 0; i < eh.e_phnum; i++) {
+		if (ph[i].p_type != PT_DYNAMIC)
+			continue;
+		/* Mapped as the file has it and small (xom_shape_dyn_mapped),
+		 * so the offset plus the size fits. */
+		if (!xom_shape_dyn_mapped(ph, eh.e_phnum, &ph[i])
+		    || ph[i].p_offset > (uint64_t)LONG_MAX - XOM_SHAPE_DYN_MAX) {
+			textrel |= 2;
+			continue;
+		}
+		int t = file_textrel(fd, pread_fn, ph[i].p_offset, ph[i].p_filesz);
+		if (t < 0)
+			return -1;
+		textrel |= t;
+	}
+	*shape = xom_shape_sum(ph, eh.e_phnum, textrel);
+	return 0;
 }

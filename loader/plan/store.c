@@ -5,8 +5,12 @@
  * that scanned at the same time do not drop each other's plans; readers
  * never lock, because every file is replaced by rename and a reader's
  * mapping keeps the file it opened.  A plan already in the index under the
- * same key is replaced by the new one.  Pruning (xom cache prune) drops
- * plans under the same lock, and the symbol files that no plan names.
+ * same key and for the same shape (xom_plan.h) is replaced by the new one,
+ * which was made from the file just scanned: among plans that the runtime
+ * cannot tell apart, the one that matches the file wins, not the first.
+ * Plans of one key for other shapes stay beside it, each for its own
+ * files.  Pruning (xom cache prune) drops plans under the same lock, and
+ * the symbol files that no plan names.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -135,6 +139,27 @@ static const struct xom_plan_head *entry_plan(const struct entry *e, size_t n,
 	return NULL;
 }
 
+/* The plan among the first n entries that the runtime would take for the
+ * same objects as p (the same key and shape), or -1. */
+static long entry_same(const struct entry *e, size_t n,
+                       const struct xom_plan_head *p)
+{
+	struct xom_plan_key k;
+
+	xom_plan_key_of(p, &k);
+	uint64_t hash = xom_key_hash(&k);
+	for (size_t i = 0; i < n && !e[i].set; i++) {
+		struct xom_plan_key got;
+		const struct xom_plan_head *q = e[i].blob;
+		if (e[i].hash != hash || q->shape != p->shape)
+			continue;
+		xom_plan_key_of(q, &got);
+		if (xom_key_equal(&got, &k))
+			return (long)i;
+	}
+	return -1;
+}
+
 /* Whether e already holds the set for hash. */
 static int has_set(const struct entry *e, size_t n, uint64_t hash)
 {
@@ -157,10 +182,8 @@ static size_t old_entries(const void *index, size_t len, struct entry *e,
 		if (!s[i].len || !xom_store_slot_ok(&s[i], len))
 			continue;
 		const void *p = (const char *)index + s[i].off;
-		struct xom_plan_key k;
 		if (!sets && xom_plan_check(p, s[i].len, &why) == 0) {
-			xom_plan_key_of(p, &k);
-			if (!entry_plan(e, n, &k))
+			if (entry_same(e, n, p) < 0)
 				e[n++] = plan_entry(p);
 		} else if (sets && xom_set_check(p, s[i].len, s[i].hash) == 0
 		           && !has_set(e, n, s[i].hash)) {
@@ -351,29 +374,31 @@ static size_t new_sets(struct entry *e, size_t k, size_t plans,
 	return k;
 }
 
-static int merge_index(const char *dir, const struct xom_built *b, size_t n,
-                       const struct xom_set_keys *sets, size_t nsets,
-                       char *why, size_t cap)
+int xom_store_merge(const void *old, size_t old_len, const struct xom_built *b,
+                    size_t n, const struct xom_set_keys *sets, size_t nsets,
+                    void **out, size_t *len, char *why, size_t cap)
 {
-	size_t old_len = 0, len = 0, k = 0, bytes = 0;
-	void *old = map_index(dir, &old_len);
+	size_t k = 0, bytes = 0;
 	size_t most = n + nsets + (old ? ((const struct xom_store_head *)old)->nslots : 0);
 	struct entry *e = calloc(most + 1, sizeof(*e));
 	struct xom_set_head **made = calloc(nsets + 1, sizeof(*made));
-	void *index = NULL;
 	int rc = -1;
 
+	*out = NULL;
+	*len = 0;
 	if (!e || !made) {
 		snprintf(why, cap, "out of memory");
 		goto out;
 	}
+	/* Of two new plans of one key and shape, the later: the later scan. */
 	for (size_t i = 0; i < n; i++) {
-		struct xom_plan_key key;
 		if (!b[i].plan)
 			continue;
-		xom_plan_key_of(b[i].plan, &key);
-		if (!entry_plan(e, k, &key))
+		long same = entry_same(e, k, b[i].plan);
+		if (same < 0)
 			e[k++] = plan_entry(b[i].plan);
+		else
+			e[same] = plan_entry(b[i].plan);
 	}
 	if (old)
 		k = old_entries(old, old_len, e, k, most, 0);
@@ -388,19 +413,31 @@ static int merge_index(const char *dir, const struct xom_built *b, size_t n,
 		k = keep_sets(e, plans, from, old_entries(old, old_len, e, k, most, 1), bytes);
 	}
 	/* Sets are a shortcut: an index too large with them is made without. */
-	if (!(index = build_index(e, k, &len)) && k > plans)
-		index = build_index(e, plans, &len);
-	if (!index) {
+	if (!(*out = build_index(e, k, len)) && k > plans)
+		*out = build_index(e, plans, len);
+	if (!*out)
 		snprintf(why, cap, "the index would be too large");
-		goto out;
-	}
-	rc = replace_file(dir, XOM_STORE_INDEX, index, len, why, cap);
-	free(index);
+	else
+		rc = 0;
 out:
 	for (size_t i = 0; made && i < nsets; i++)
 		free(made[i]);
 	free(made);
 	free(e);
+	return rc;
+}
+
+static int merge_index(const char *dir, const struct xom_built *b, size_t n,
+                       const struct xom_set_keys *sets, size_t nsets,
+                       char *why, size_t cap)
+{
+	size_t old_len = 0, len;
+	void *old = map_index(dir, &old_len), *index;
+	int rc = xom_store_merge(old, old_len, b, n, sets, nsets, &index, &len, why, cap);
+
+	if (rc == 0 && index)
+		rc = replace_file(dir, XOM_STORE_INDEX, index, len, why, cap);
+	free(index);
 	if (old)
 		munmap(old, old_len);
 	return rc;
@@ -562,12 +599,9 @@ static int set_dropped(const struct xom_set_head *s, const struct entry *kept,
 {
 	size_t at = 0, len = 0;
 
-	for (const struct xom_plan_head *p; (p = xom_set_plan(s, &at, &len)) != NULL; ) {
-		struct xom_plan_key k;
-		xom_plan_key_of(p, &k);
-		if (!entry_plan(kept, n, &k))
+	for (const struct xom_plan_head *p; (p = xom_set_plan(s, &at, &len)) != NULL; )
+		if (entry_same(kept, n, p) < 0)
 			return 1;
-	}
 	return 0;
 }
 

@@ -23,7 +23,10 @@
  * the mapped image without a system call, and otherwise by the identity of
  * the file (device, inode, size, times); a plan keyed by identity also
  * carries a checksum of the executable segments' bytes, which the runtime
- * compares with the mapped ones before it trusts the plan.
+ * compares with the mapped ones before it trusts the plan.  Every plan
+ * also names the shape of the file it was made from (xom_shape_sum): a
+ * plan is the plan of a mapped object only when both its key and its shape
+ * are the object's, so one store may hold several plans under one key.
  *
  * Everything declared here is async-signal-safe: the fault handler reads
  * symbol files with xom_syms_lookup.
@@ -31,6 +34,7 @@
 #ifndef XOM_PLAN_H
 #define XOM_PLAN_H
 
+#include <elf.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -75,10 +79,62 @@ int xom_file_build_id(int fd, long (*pread_fn)(int, void *, size_t, long),
                       struct xom_plan_key *k);
 void xom_ident_key(const struct stat *st, struct xom_plan_key *k);
 
+/*
+ * The shape of a file: what, besides the bytes of its code, decides what a
+ * plan made from it means.  A hash of its PT_LOAD and PT_DYNAMIC program
+ * headers, whole and in order (the segments' layout, sizes, offsets and
+ * rights: a writable executable segment keeps a file readable), and of
+ * whether its dynamic section asks for text relocations (DT_TEXTREL or
+ * DF_TEXTREL: the dynamic linker writes to its text).  The runtime takes
+ * it from the mapped image, with memory reads only and no system call;
+ * the tools from the file, with the same rules (xom_file_shape).
+ *
+ * Why the shape and not a hash of the code.  The runtime applies a plan
+ * found in a store to whatever mapped object has the plan's key; for a
+ * build-id, any file can claim one.  Someone who gets a file of their
+ * making scanned into a store therefore controls the plan stored under a
+ * key of their choosing, though not what the runtime checks it against.
+ * With the shape checked, such a plan reaches only objects whose program
+ * headers are its file's, byte for byte, and whose text-relocation flag
+ * is its file's: it can no longer leave a whole library readable by a
+ * flag (DF_TEXTREL, a writable code segment), nor describe segments other
+ * than the mapped ones.  It can still choose, page by page, which pages
+ * of those segments it calls execute-only: a copy with other code, or
+ * other symbols, relocations, unwind tables or section headers (the
+ * scanner reads all of them), makes another plan of the same shape.  No
+ * hash of mapped memory prevents that - the section headers, and in an
+ * unstripped file the symbol table, are not even mapped - and hashing the
+ * executable segments would read every code page of every object at
+ * every start (a few hundred microseconds for libc alone, more than
+ * everything else a warm start costs).  So the rest is the writers' job:
+ * `xom cache build` counts a plan as current for a file only when it was
+ * made from that very file or from one with the same bytes (file_sum,
+ * the whole file: a copy without its section headers has libc's code
+ * bytes and another plan), so the plan that matches the file replaces
+ * another of the same shape; a shared store takes plans by build-id only
+ * from files that root alone can change (cmd/cache.c); and the runtime's
+ * helper writes only a user's own cache, from the files that user's
+ * programs map.  Against the shape the
+ * checks are cheap: a few dozen words per object, once, as it arrives.
+ */
+#define XOM_SHAPE_DYN_MAX 65536u        /* larger dynamic sections: not read */
+int xom_dyn_textrel(const void *dyn, size_t len);
+/* Whether a PT_DYNAMIC entry lies in the file part of a readable PT_LOAD
+ * at the same offset, so that the mapped bytes are the file's. */
+int xom_shape_dyn_mapped(const Elf64_Phdr *ph, size_t phnum, const Elf64_Phdr *dyn);
+/* textrel, over the PT_DYNAMIC entries: bit 0, one asks for text
+ * relocations; bit 1, one was not read (not mapped as the file has it, or
+ * larger than XOM_SHAPE_DYN_MAX). */
+uint64_t xom_shape_sum(const Elf64_Phdr *ph, size_t phnum, int textrel);
+/* The shape of the ELF file fd, read with pread_fn; 0, or -1 when its
+ * headers cannot be read. */
+int xom_file_shape(int fd, long (*pread_fn)(int, void *, size_t, long),
+                   uint64_t *shape);
+
 /* ---- a plan -------------------------------------------------------------- */
 
-#define XOM_PLAN_MAGIC "XOMPLAN3"
-#define XOM_PLAN_FORMAT 3u
+#define XOM_PLAN_MAGIC "XOMPLAN4"
+#define XOM_PLAN_FORMAT 4u
 
 /*
  * head, segs[nsegs], runs[nruns], path[path_len] (NUL-terminated), padded to
@@ -99,6 +155,8 @@ struct xom_plan_head {
 	uint64_t readable_bytes;        /* executable bytes left readable */
 	uint64_t ret_gadgets;           /* ret gadget candidates in them */
 	uint64_t code_sum;              /* xom_hash of the exec segments' file bytes */
+	uint64_t shape;                 /* xom_shape_sum of the file */
+	uint64_t file_sum;              /* xom_hash of the whole file (the tools') */
 	struct xom_file_ident file;
 	uint8_t build_id[64];
 	uint64_t sum;                   /* xom_hash of the plan with sum zero */
@@ -179,16 +237,20 @@ struct stat;
 int xom_store_dir_shared(const char *dir,
                          int (*lstat_fn)(const char *, struct stat *));
 void xom_store_seal_head(struct xom_store_head *h);
-/* The plan for k in a checked index of len bytes, or NULL. */
+/* The plan for k made from a file of shape *shape in a checked index of
+ * len bytes, or NULL.  shape NULL: of any shape, for the tools that only
+ * show what a store holds; never for a plan that is to be applied. */
 const struct xom_plan_head *xom_store_find(const void *index, size_t len,
-                                           const struct xom_plan_key *k);
+                                           const struct xom_plan_key *k,
+                                           const uint64_t *shape);
 /* For a reader that does not map the index (the runtime's small batches):
  * whether a slot's plan lies inside an index of len bytes, and the plan
  * read from it (len bytes, 8-aligned) if it is whole, well-formed and has
- * key k, or NULL. */
+ * key k and shape *shape (any, shape NULL), or NULL. */
 int xom_store_slot_ok(const struct xom_store_slot *s, uint64_t len);
 const struct xom_plan_head *xom_store_plan(const void *plan, size_t len,
-                                           const struct xom_plan_key *k);
+                                           const struct xom_plan_key *k,
+                                           const uint64_t *shape);
 
 /* ---- plan sets ------------------------------------------------------------ */
 
@@ -198,9 +260,9 @@ const struct xom_plan_head *xom_store_plan(const void *plan, size_t len,
  * that the batch finds them all in one read instead of a slot and a plan
  * each.  Its slot's hash is the batch's keys folded in order with
  * xom_set_hash.  A set is only a shortcut: each plan in it is checked and
- * compared with its object's key like any other (xom_store_plan), and an
- * object whose plan is not in it is looked up alone.  Plans keep their own
- * slots as well; the store's head counts only those.
+ * compared with its object's key and shape like any other (xom_store_plan),
+ * and an object whose plan is not in it is looked up alone.  Plans keep
+ * their own slots as well; the store's head counts only those.
  *   head, then nplans plans, each 8-byte aligned; total is the whole.
  */
 #define XOM_SET_MAGIC "XOMPSET1"
@@ -222,12 +284,15 @@ const struct xom_plan_head *xom_set_plan(const struct xom_set_head *s,
 const struct xom_set_head *xom_store_find_set(const void *index, size_t len,
                                               uint64_t hash);
 /* What both lookups share.  A slot's entry of len bytes at blob, if it is
- * the plan for k, whose key's hash is hash, or, with k NULL, the set for
- * hash; and that entry in a checked index of len bytes, probed from hash. */
+ * the plan for k and shape (as for xom_store_find), whose key's hash is
+ * hash, or, with k NULL, the set for hash; and that entry in a checked
+ * index of len bytes, probed from hash past any other plan of the key. */
 const void *xom_store_entry(const void *blob, size_t len,
-                            const struct xom_plan_key *k, uint64_t hash);
+                            const struct xom_plan_key *k, const uint64_t *shape,
+                            uint64_t hash);
 const void *xom_store_lookup(const void *index, size_t len,
-                             const struct xom_plan_key *k, uint64_t hash);
+                             const struct xom_plan_key *k, const uint64_t *shape,
+                             uint64_t hash);
 
 /* ---- symbol files -------------------------------------------------------- */
 

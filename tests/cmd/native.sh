@@ -1025,6 +1025,62 @@ test_cache_system_store() {
 	rm -rf "$r"
 }
 
+# A copy of libc that claims libc's build-id, with the same program
+# headers (no section headers: the scanner leaves most of its pages
+# readable) or with DF_TEXTREL set.  The runtime cannot tell the first from
+# libc by what is mapped (loader/plan/xom_plan.h), so the stores must: a
+# build counts a plan as current for libc only when it fits libc's own
+# bytes, and then libc's plan replaces the copy's; and a shared store takes
+# no plan by build-id from a file that someone other than root could have
+# put there.  Each time libc must end up planned as from itself.
+test_cache_forged() {
+	local r libc want forge=$B/tests/runtime/xomtest
+	libc_pages() { sed -n 's/^xom: .*\/libc\.so\.6: \([0-9]*\) pages\{0,1\} execute-only.*/\1/p' "$tmp/err" | sort -u; }
+	run_true() { # run_true CACHE STORE: /bin/true planned, nothing applied
+		XDG_CACHE_HOME=$1 XOM_OPTIONS=store=$2:backend=none:verbose=1 LD_PRELOAD=$B/libxom.so \
+			/bin/true >"$tmp/out" 2>"$tmp/err"
+	}
+	run_true "$tmp/fg-genuine" off
+	libc=$(sed -n 's/^xom: \(\/.*\/libc\.so\.6\): [0-9]* pages.*/\1/p' "$tmp/err")
+	want=$(libc_pages)
+	if [ -z "$libc" ] || [ -z "$want" ] || [ "$want" -lt 100 ]; then
+		t_fail cache-forged "no plan of libc to compare with: $(cat "$tmp/err")"
+		return
+	fi
+	"$forge" forge noshdr "$libc" "$tmp/fg-copy.so" >/dev/null
+	# The user's own cache: the copy first, then the program.
+	XDG_CACHE_HOME=$tmp/fg-user "$xom" cache build -q "$tmp/fg-copy.so"
+	XDG_CACHE_HOME=$tmp/fg-user "$xom" cache build -n /bin/true >"$tmp/out" 2>"$tmp/err"
+	grep -qx "$(realpath "$libc")" "$tmp/out" && t_pass cache-forged-not-current ||
+		t_fail cache-forged-not-current "libc ($libc) not to be scanned: $(cat "$tmp/out" "$tmp/err")"
+	XDG_CACHE_HOME=$tmp/fg-user "$xom" cache build -q /bin/true
+	run_true "$tmp/fg-user" off
+	[ "$(libc_pages)" = "$want" ] && ! has "$tmp/err" scanning && t_pass cache-forged-replaced ||
+		t_fail cache-forged-replaced "want $want pages of libc: $(cat "$tmp/err")"
+	if ! r=$(trusted_dir); then
+		t_skip cache-forged-shared "needs root and a root-owned folder (/run, /var/cache) for a trusted store"
+		return
+	fi
+	mkdir -m 755 "$r/p" "$r/p/copy"
+	"$forge" forge noshdr "$libc" "$r/p/copy/libc.so.6" >/dev/null
+	"$forge" forge textrel "$libc" "$tmp/fg-textrel.so" >/dev/null
+	# From a folder that others can write: left out, said.
+	"$xom" cache build -q --store "$r/p/s" "$tmp/fg-textrel.so" >"$tmp/out" 2>"$tmp/err"
+	has "$tmp/err" "$tmp/fg-textrel.so: left out of the shared store: it or a folder above it is not root's alone" &&
+		! grep -aq "fg-textrel.so" "$r/p/s/plans" 2>/dev/null && t_pass cache-forged-shared-left-out ||
+		t_fail cache-forged-shared-left-out "stderr: $(cat "$tmp/err"); its plans in the store: $(grep -ac fg-textrel.so "$r/p/s/plans" 2>&1)"
+	# Root's own copy goes in, and libc's own plan then replaces it.
+	"$xom" cache build -q --store "$r/p/s" "$r/p/copy/libc.so.6"
+	"$xom" cache build -n --store "$r/p/s" /bin/true >"$tmp/out" 2>"$tmp/err"
+	local listed=$(grep -cx "$(realpath "$libc")" "$tmp/out")
+	"$xom" cache build -q --store "$r/p/s" /bin/true
+	run_true "$tmp/fg-shared" "$r/p/s"
+	[ "$listed" = 1 ] && [ "$(libc_pages)" = "$want" ] && ! has "$tmp/err" scanning &&
+		[ ! -e "$tmp/fg-shared/xom/plans" ] && t_pass cache-forged-shared ||
+		t_fail cache-forged-shared "libc listed to scan: $listed; want $want pages: $(cat "$tmp/err")"
+	rm -rf "$r"
+}
+
 # The runtime's default system store is /var/cache/xom, and xom cache
 # stats lists exactly the runtime's stores in its order.
 test_cache_stores() {
@@ -1124,7 +1180,7 @@ for t in test_help test_usage test_run_options test_run_static test_run_setuid \
 	test_status_gone test_status_count test_install test_man test_readme_keys \
 	test_cache_usage test_cache_build_closure test_cache_build_errors \
 	test_cache_progress test_cache_stale test_cache_prune_sets test_cache_prune_concurrent \
-	test_cache_system_root test_cache_system_walk test_cache_system_store \
+	test_cache_system_root test_cache_system_walk test_cache_system_store test_cache_forged \
 	test_cache_stores test_cache_hook \
 	test_enable test_enable_refuses test_status_system test_check_conf \
 	test_check_conf_require test_require_rescue test_require_secure test_check_secure \

@@ -248,6 +248,44 @@ XOM_OPTIONS=$BASE:backend=none:verbose=1 LD_PRELOAD=$W/lone/libxom.so /bin/echo 
 t_check store-fallback-warm '! grep -q "no scanner" $W/err && ! grep -q "cannot keep" $W/err' "$(err)"
 chmod 700 "$STORE"
 
+# ---- a copy of libc that claims its build-id ----------------------------------
+# A forger's copy of libc, with libc's build-id and DF_TEXTREL set, scanned
+# first into the store (by the runtime's own helper): the plan made from it
+# keeps the whole file readable, and must never be libc's.  libc must be
+# planned as from a store that never saw the copy, through both ways of
+# reading a store (a small batch reads plans with pread, manyprog's maps
+# the index), and the store must keep libc's plan beside the copy's, so
+# that the next run scans nothing.
+# (The audit door also plans its own namespace's libc: one number for both.)
+libc_pages() { sed -n 's/^xom: .*\/libc\.so\.6: \([0-9]*\) pages\{0,1\} execute-only.*/\1/p' "$W/err" | sort -u; }
+XDG_CACHE_HOME=$W/genuine run "backend=none:verbose=1" /bin/true
+LIBC=$(sed -n 's/^xom: \(\/.*\/libc\.so\.6\): [0-9]* pages.*/\1/p' "$W/err")
+want=$(libc_pages)
+mkdir -p "$W/forged"
+"$T" forge textrel "$LIBC" "$W/forged/libc.so.6" >/dev/null
+forge_store() { # forge_store CACHE: the copy's plan, first in CACHE's store
+	rm -rf "$1" && "$B/xom-plan" --store "$1/xom" --quiet -- "$W/forged/libc.so.6" >/dev/null
+}
+forge_store "$W/forge"
+XDG_CACHE_HOME=$W/forge run "backend=none:verbose=1" /bin/true
+t_check forged-copy-not-libcs '[ -n "$want" ] && [ "$want" -gt 0 ] && [ "$(libc_pages)" = "$want" ] && ! grep -q "text relocations" $W/err && grep -q "scanning" $W/err' "libc $LIBC, $want pages for the genuine plan: $(err)"
+XDG_CACHE_HOME=$W/forge run "backend=none:verbose=1" /bin/true
+t_check forged-copy-both-kept '[ "$(libc_pages)" = "$want" ] && ! grep -q scanning $W/err && grep -aq "$W/forged/libc.so.6" "$W/forge/xom/plans" && grep -aq "$LIBC" "$W/forge/xom/plans"' "$(err)"
+forge_store "$W/forge-many"
+many "$W/forge-many"
+t_check forged-copy-mapped-index '[ $rc = 0 ] && [ "$(libc_pages)" = "$want" ] && ! grep -q "text relocations" $W/err' "rc $rc: $(err)"
+forge_store "$W/forge-audit"
+XDG_CACHE_HOME=$W/forge-audit run_audit "backend=none:verbose=1" /bin/true
+t_check forged-copy-audit '[ "$(libc_pages)" = "$want" ] && ! grep -q "text relocations" $W/err' "$(err)"
+
+# A plan of the format before this one, whole and sealed (in the store
+# alone and in its set): not trusted, but made again, like a damaged one.
+"$T" damage "$W/forge/xom/plans" old libc.so.6 >/dev/null
+XDG_CACHE_HOME=$W/forge run "backend=none:verbose=1" /bin/true
+t_check store-plan-old-format '[ "$(libc_pages)" = "$want" ] && grep -q "scanning 1 object " $W/err' "$(err)"
+XDG_CACHE_HOME=$W/forge run "backend=none:verbose=1" /bin/true
+t_check store-plan-old-format-rebuilt '[ "$(libc_pages)" = "$want" ] && ! grep -q scanning $W/err' "$(err)"
+
 # The helper: static (no dynamic linker, so no preload can reach it).
 t_check helper-static '! readelf -lW "$B/xom-plan" | grep -q INTERP' "$(readelf -lW "$B/xom-plan" | grep -i interp)"
 

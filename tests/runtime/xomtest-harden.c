@@ -7,6 +7,7 @@
  */
 #include <dirent.h>
 #include <dlfcn.h>
+#include <elf.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <iconv.h>
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/uio.h>
@@ -426,7 +428,7 @@ static int m_tamper(int argc, char **argv)
 	PASS("(%d plans)", n);
 }
 
-struct damage { const char *name; int alone, in_set, n; };
+struct damage { const char *name; int alone, in_set, n, old; };
 
 static void damage_one(struct xom_plan_head *ph, int in_set, void *arg)
 {
@@ -436,7 +438,15 @@ static void damage_one(struct xom_plan_head *ph, int in_set, void *arg)
 
 	if (n < k || strcmp(path + n - k, d->name) || !(in_set ? d->in_set : d->alone))
 		return;
-	((char *)(ph + 1))[0] ^= 1;     /* its first segment, under the checksum */
+	if (d->old) {
+		/* The format before this one, sealed as its writer would have:
+		 * whole, but not to be read as a plan of this format. */
+		ph->format = XOM_PLAN_FORMAT - 1;
+		ph->magic[7] = (char)('0' + XOM_PLAN_FORMAT - 1);
+		xom_plan_seal(ph);
+	} else {
+		((char *)(ph + 1))[0] ^= 1;     /* its first segment, under the checksum */
+	}
 	d->n++;
 }
 
@@ -445,15 +455,84 @@ static int m_damage(int argc, char **argv)
 	size_t len;
 
 	test_name = "damage";
-	CHECK(argc > 3, "usage: damage INDEX alone|set|both NAME");
+	CHECK(argc > 3, "usage: damage INDEX alone|set|both|old NAME");
 	struct damage d = { argv[3], strcmp(argv[2], "set") != 0,
-	                    strcmp(argv[2], "alone") != 0, 0 };
+	                    strcmp(argv[2], "alone") != 0, 0, !strcmp(argv[2], "old") };
 	char *p = map_index(argv[1], &len);
 	CHECK(p, "map %s", argv[1]);
 	each_plan(p, damage_one, &d);
 	munmap(p, len);
 	CHECK(d.n > 0, "no plan of %s (%s) in %s", d.name, argv[2], argv[1]);
 	PASS("(%d copies)", d.n);
+}
+
+/* A copy of an ELF file in memory, to forge: its bytes and size. */
+static unsigned char *read_whole(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY);
+	struct stat st;
+	unsigned char *buf = NULL;
+
+	if (fd >= 0 && fstat(fd, &st) == 0 && (buf = malloc((size_t)st.st_size))
+	    && read(fd, buf, (size_t)st.st_size) != st.st_size) {
+		free(buf);
+		buf = NULL;
+	}
+	if (fd >= 0)
+		close(fd);
+	*len = buf ? (size_t)st.st_size : 0;
+	return buf;
+}
+
+/* Sets DF_TEXTREL in the DT_FLAGS of the file's dynamic section. */
+static int forge_textrel(unsigned char *img, size_t len)
+{
+	const Elf64_Ehdr *eh = (const void *)img;
+
+	for (unsigned i = 0; i < eh->e_phnum; i++) {
+		const Elf64_Phdr *ph = (const void *)(img + eh->e_phoff + i * sizeof(*ph));
+		if (ph->p_type != PT_DYNAMIC || ph->p_offset + ph->p_filesz > len)
+			continue;
+		for (Elf64_Dyn *d = (void *)(img + ph->p_offset);
+		     (unsigned char *)(d + 1) <= img + ph->p_offset + ph->p_filesz
+		     && d->d_tag != DT_NULL; d++)
+			if (d->d_tag == DT_FLAGS) {
+				d->d_un.d_val |= DF_TEXTREL;
+				return 0;
+			}
+	}
+	return -1;
+}
+
+/* forge textrel|noshdr IN OUT: writes a copy of the ELF file IN that keeps
+ * its build-id but makes another plan: with DF_TEXTREL set in its dynamic
+ * section (another shape: the scanner keeps the whole file readable), or
+ * without its section headers (the same shape: the scanner can no longer
+ * tell code from data in most pages).  A forger's copy, for a store. */
+static int m_forge(int argc, char **argv)
+{
+	size_t len;
+
+	test_name = "forge";
+	CHECK(argc > 3, "usage: forge textrel|noshdr IN OUT");
+	unsigned char *img = read_whole(argv[2], &len);
+	CHECK(img && len >= sizeof(Elf64_Ehdr) && !memcmp(img, ELFMAG, SELFMAG),
+	      "read %s", argv[2]);
+	Elf64_Ehdr *eh = (void *)img;
+	CHECK(eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) <= len,
+	      "%s: program headers past its end", argv[2]);
+	if (!strcmp(argv[1], "textrel")) {
+		CHECK(forge_textrel(img, len) == 0, "%s has no DT_FLAGS", argv[2]);
+	} else {
+		CHECK(!strcmp(argv[1], "noshdr"), "forge textrel or noshdr, not %s", argv[1]);
+		eh->e_shoff = 0;
+		eh->e_shnum = eh->e_shstrndx = 0;
+	}
+	int fd = open(argv[3], O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	CHECK(fd >= 0 && write(fd, img, len) == (ssize_t)len && close(fd) == 0,
+	      "write %s", argv[3]);
+	free(img);
+	PASS("(%s)", argv[1]);
 }
 
 /* runas UID [VAR=VALUE...] CMD...: runs CMD as UID with those variables
@@ -541,7 +620,8 @@ const struct mode harden_modes[] = {
 	{ "maxmaps", "N", "map N more pages", m_maxmaps },
 	{ "unprotect-code", "", "pkey_mprotect own code back to readable, read it", m_unprotect_code },
 	{ "tamper", "INDEX", "make a store's plans disagree with the files", m_tamper },
-	{ "damage", "INDEX alone|set|both NAME", "break the checksum of the plans of files named NAME, alone, in sets or both", m_damage },
+	{ "damage", "INDEX alone|set|both|old NAME", "break the checksum of the plans of files named NAME, alone, in sets or both; or make them all of the format before", m_damage },
+	{ "forge", "textrel|noshdr IN OUT", "copy an ELF file, same build-id, another plan", m_forge },
 	{ "runas", "UID [VAR=VALUE...] CMD...", "run CMD as UID", m_runas },
 	{ "mdwe", "CMD...", "run CMD under a MemoryDenyWriteExecute filter", m_mdwe },
 	{ "nopkey", "EPERM|ENOSYS CMD...", "run CMD where seccomp refuses pkey_alloc", m_nopkey },
