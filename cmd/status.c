@@ -11,10 +11,13 @@
  * executable mapping counts as readable.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "../loader/options.h"
@@ -45,16 +48,100 @@ const char status_usage[] =
 	"process per line, then one with the totals.\n"
 	"Exit status: 0 shown, 1 no such process or it cannot be read, 64 usage.\n";
 
+/*
+ * The type of the file system with device maj:min in a mountinfo file:
+ * 1 FUSE, 0 another, -1 not listed.
+ */
+static int fuse_in(const char *mountinfo, unsigned maj, unsigned min)
+{
+	char line[4096], type[64];
+	unsigned a, b;
+	int fuse = -1;
+	FILE *f = fopen(mountinfo, "re");
+
+	if (!f)
+		return -1;
+	while (fuse < 0 && fgets(line, sizeof line, f)) {
+		/* ID PARENT MAJ:MIN ROOT POINT OPTIONS [TAGS...] - TYPE SOURCE ... */
+		const char *dash = strstr(line, " - ");
+		if (sscanf(line, "%*u %*u %u:%u", &a, &b) == 2 && a == maj && b == min
+		    && dash && sscanf(dash + 3, "%63s", type) == 1)
+			fuse = !strncmp(type, "fuse", 4);
+	}
+	fclose(f);
+	return fuse;
+}
+
+/*
+ * Whether the file system of device maj:min may be FUSE: its server,
+ * which any user may run, can make an open, a stat or a read of its files
+ * wait for ever.  Read from the mount tables of the process and of this
+ * one (a container's files may lie on a file system that only the host
+ * mounts), which ask nothing of the file system itself.  A device that
+ * neither lists (a mount detached since the file was mapped) may be FUSE.
+ */
+static int maybe_fuse(const char *who, unsigned maj, unsigned min)
+{
+	char path[64];
+
+	snprintf(path, sizeof path, "/proc/%s/mountinfo", who);
+	int fuse = fuse_in(path, maj, min);
+	if (fuse < 0)
+		fuse = fuse_in("/proc/self/mountinfo", maj, min);
+	return fuse != 0;
+}
+
+/*
+ * The key of the file that o's first code mapping maps, found without
+ * trusting the name that smaps shows: the process may be another user's,
+ * who can have put a link to a FIFO or a device where the file was (an
+ * open of either can hang, or act), or named a removed file "... (deleted)".
+ * The file is reached through /proc/WHO/map_files/START-END, the mapping
+ * itself (which takes CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE); only when
+ * that is refused for want of them, through the name, a process of this
+ * user's.  Either way with O_PATH, which opens nothing, and read only when
+ * it is the regular file with the mapping's device and inode, not on FUSE.
+ * 0, or -1.
+ */
+static int mapped_key(const char *who, const struct obj_pages *o,
+                      struct xom_plan_key *k)
+{
+	char path[PATH_MAX];
+	struct stat s;
+	int rc = -1;
+
+	if (!o->end || maybe_fuse(who, o->dev_major, o->dev_minor))
+		return -1;
+	snprintf(path, sizeof path, "/proc/%s/map_files/%lx-%lx", who, o->start, o->end);
+	int fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0 && (errno == EPERM || errno == EACCES) && o->name[0] == '/')
+		fd = open(o->name, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &s) == 0 && S_ISREG(s.st_mode) && s.st_ino == o->ino
+	    && major(s.st_dev) == o->dev_major && minor(s.st_dev) == o->dev_minor) {
+		snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+		int rd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (rd >= 0) {
+			rc = fd_key(rd, k);
+			close(rd);
+		}
+	}
+	close(fd);
+	return rc;
+}
+
 /* The readable bytes and gadget candidates of o's plan, as text. */
-static void surface(const struct stores *st, const struct obj_pages *o,
-                    char *bytes, char *gadgets, size_t cap)
+static void surface(const struct stores *st, const char *who,
+                    const struct obj_pages *o, char *bytes, char *gadgets,
+                    size_t cap)
 {
 	struct xom_plan_key k;
 	const struct xom_plan_head *h = NULL;
 
 	snprintf(bytes, cap, "-");
 	snprintf(gadgets, cap, "-");
-	if (o->name[0] != '/' || file_key(o->name, &k) != 0)
+	if (mapped_key(who, o, &k) != 0)
 		return;
 	for (int i = 0; i < XOM_NSTORES && !h; i++)
 		h = store_find(&st->ix[i], &k);
@@ -73,7 +160,9 @@ static void surface(const struct stores *st, const struct obj_pages *o,
 
 /* One executable mapping, as far as its smaps entry has been read. */
 struct mapping {
-	unsigned long pages;
+	unsigned long start, end, pages;
+	unsigned dev_major, dev_minor;
+	unsigned long long ino;
 	char perms[8];
 	int key;                /* -1: no ProtectionKey line */
 	const char *name;
@@ -101,6 +190,13 @@ static int count_mapping(struct objects *objs, const struct mapping *m)
 
 	if (!obj)
 		return -1;
+	if (!obj->end) {
+		obj->start = m->start;
+		obj->end = m->end;
+		obj->dev_major = m->dev_major;
+		obj->dev_minor = m->dev_minor;
+		obj->ino = m->ino;
+	}
 	if (m->key > 0)
 		obj->keys |= 1u << (m->key & 15);
 	if (!strcmp(m->perms, "--xp") && m->key > 0)
@@ -123,10 +219,12 @@ int read_smaps(FILE *f, struct objects *objs, int *saw_keys)
 	for (;;) {
 		int eof = !fgets(line, sizeof line, f);
 		unsigned long start, end;
+		unsigned maj, min;
+		unsigned long long ino;
 		int pos = 0, k;
 		char perms[8];
-		if (!eof && sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &start,
-		                   &end, perms, &pos) != 3) {
+		if (!eof && sscanf(line, "%lx-%lx %7s %*s %x:%x %llu %n", &start,
+		                   &end, perms, &maj, &min, &ino, &pos) != 6) {
 			if (sscanf(line, "ProtectionKey: %d", &k) == 1) {
 				*saw_keys = 1;
 				m.key = k;
@@ -143,6 +241,11 @@ int read_smaps(FILE *f, struct objects *objs, int *saw_keys)
 		line[pos + (int)strcspn(line + pos, "\n")] = 0;
 		snprintf(name, sizeof name, "%s", line[pos] ? line + pos : "[anonymous]");
 		snprintf(m.perms, sizeof m.perms, "%s", perms);
+		m.start = start;
+		m.end = end;
+		m.dev_major = maj;
+		m.dev_minor = min;
+		m.ino = ino;
 		m.pages = (end - start) / (unsigned long)page;
 		m.key = -1;
 	}
@@ -177,7 +280,7 @@ static void print_report(const char *who, const struct objects *objs,
 				kl += (size_t)snprintf(keys + kl, sizeof keys - kl, "%s%u",
 				                       kl ? "," : "", k);
 		char bytes[24], gadgets[24];
-		surface(&st, o, bytes, gadgets, sizeof bytes);
+		surface(&st, who, o, bytes, gadgets, sizeof bytes);
 		printf("%10lu %10lu  %-6s %12s %8s  %s\n", o->xo, o->readable, keys,
 		       bytes, gadgets, o->name);
 		if (bytes[0] >= '0' && bytes[0] <= '9') {

@@ -489,6 +489,45 @@ test_status_gone() {
 		has "$tmp/err" "no such process" && t_pass status-gone
 }
 
+# xom status reads each mapped file's key through the mapping itself
+# (/proc/PID/map_files), never through the name that smaps shows, which
+# belongs to the process's owner: here another user's program whose file
+# was removed, and "FILE (deleted)" made a link to a FIFO.  A writer
+# blocked on the FIFO is let through by any open of it.  Root's status
+# must not open it, nor hang, and must find the plan of the file really
+# mapped ("?": found, but not in force); the owner's own status, which
+# may not use map_files, must not open it either.
+test_status_replaced() {
+	local d u="setpriv --reuid=65534 --regid=65534 --clear-groups" pid w i rc rc2 col col2
+	if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
+		t_skip status-replaced "needs root, and setpriv, to run a process as another user"; return
+	fi
+	d=$(mktemp -d /tmp/xom-st.XXXXXX) && chmod 755 "$d" && mkdir -m 755 "$d/bin" &&
+		cp "$xom" "$d/bin/" && cp "$(command -v sleep)" "$d/prog" && mkfifo "$d/fifo" &&
+		"$xom" cache build "$d/prog" >/dev/null 2>&1 ||
+		{ t_fail status-replaced "setup"; rm -rf "$d"; return; }
+	$u "$d/prog" 60 & pid=$!
+	i=0
+	while [ "$(cat "/proc/$pid/comm" 2>/dev/null)" != prog ] && [ $i -lt 200 ]; do
+		sleep 0.05; i=$((i + 1))
+	done
+	rm "$d/prog" && ln -s fifo "$d/prog (deleted)"
+	(exec 3>"$d/fifo"; echo opened >"$d/opened") & w=$!
+	timeout 20 "$xom" status "$pid" >"$tmp/out" 2>"$tmp/err"; rc=$?
+	timeout 20 $u "$d/bin/xom" status "$pid" >"$tmp/out2" 2>"$tmp/err2"; rc2=$?
+	sleep 0.3
+	col=$(grep -F "$d/prog (deleted)" "$tmp/out" | awk '{ print $4 }')
+	col2=$(grep -F "$d/prog (deleted)" "$tmp/out2" | awk '{ print $4 }')
+	if [ ! -e "$d/opened" ] && [ $rc = 0 ] && [ "$col" = "?" ] && [ $rc2 = 0 ] && [ "$col2" = "-" ]; then
+		t_pass status-replaced
+	else
+		t_fail status-replaced "FIFO opened: $([ -e "$d/opened" ] && echo yes || echo no); root: exit $rc, '$col', $(head -c 400 "$tmp/out" "$tmp/err"); owner: exit $rc2, '$col2', $(head -c 300 "$tmp/err2")"
+	fi
+	(: <>"$d/fifo") 2>/dev/null
+	kill "$pid" "$w" 2>/dev/null; wait "$pid" "$w" 2>/dev/null
+	rm -rf "$d"
+}
+
 # Only --xp with a non-zero key counts as execute-only (on made-up smaps
 # text, since this kernel may show no keys).
 test_status_count() {
@@ -1111,7 +1150,7 @@ for t in test_help test_usage test_run_options test_run_static test_run_setuid \
 	test_run_status test_run_signal test_run_forward test_run_fate test_run_pdeathsig \
 	test_run_stop test_run_tty test_run_env test_run_nopku test_scan test_check \
 	test_check_values test_check_options test_check_cache test_check_fallback test_status \
-	test_status_gone test_status_count test_install test_man test_readme_keys \
+	test_status_gone test_status_replaced test_status_count test_install test_man test_readme_keys \
 	test_cache_usage test_cache_build_closure test_cache_build_errors \
 	test_cache_progress test_cache_stale test_cache_prune_sets test_cache_prune_concurrent \
 	test_cache_system_root test_cache_system_walk test_cache_system_store \
