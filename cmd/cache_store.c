@@ -228,7 +228,7 @@ void stores_open(struct stores *st)
 	if (xom_options_parse(getenv("XOM_OPTIONS"), &o, buf, sizeof buf, &require,
 	                      err, sizeof err) != 0)
 		xom_options_parse(NULL, &o, buf, sizeof buf, &require, err, sizeof err);
-	xom_store_dirs(&o, 0, geteuid(), &d);
+	xom_store_dirs(&o, 0, geteuid(), lstat, &d);
 	for (int i = 0; i < XOM_NSTORES; i++)
 		if (xom_dir_path(&d, i, dir, sizeof dir)
 		    && store_trusted(dir, i == XOM_STORE_SYSTEM, why, sizeof why) == 0)
