@@ -130,11 +130,18 @@ const struct xom_object *xom_object_at(uintptr_t addr)
 /* By bias alone: live objects have distinct biases (but for a main
  * program at 0), and a sync that knows an object's program headers need
  * not work out its span to find it. */
+static unsigned hash_small(uintptr_t bias)
+{
+	uint64_t h = (bias >> 12) * 0x9e3779b97f4a7c15ull;
+
+	return (unsigned)(h >> 40) & (SMALL_HASH - 1);
+}
+
 static unsigned hash_map(uintptr_t bias)
 {
 	uint64_t h = (bias >> 12) * 0x9e3779b97f4a7c15ull;
 
-	return (unsigned)(h >> 32) & (map_slots() - 1);
+	return big_map ? (unsigned)(h >> 32) & (big_slots - 1) : hash_small(bias);
 }
 
 static unsigned next(unsigned h)
@@ -150,12 +157,28 @@ static int is(const struct xom_object *o, uintptr_t bias, uintptr_t lo,
 	return o->live && o->bias == bias && (ph ? o->ph == ph : o->lo == lo);
 }
 
-/* The hash's probe for that object; apart, so that a scan of a few
- * slots pays nothing for it. */
+/* The hash's probes for that object, apart, so that a scan of a few
+ * slots pays nothing for them: in small_map, whose slots are all among the
+ * first (a sync of a few hundred objects makes one probe for each), and in
+ * big_map. */
 static __attribute__((noinline)) struct xom_object *
-probe(uintptr_t bias, uintptr_t lo, const void *ph)
+probe_small(uintptr_t bias, uintptr_t lo, const void *ph)
 {
-	unsigned mask = map_slots() - 1;
+	for (unsigned i = hash_small(bias), n = 0; n < SMALL_HASH;
+	     i = (i + 1) & (SMALL_HASH - 1), n++) {
+		unsigned v = t.small_map[i];
+		if (!v)
+			break;
+		if (is(&objs[v - 1], bias, lo, ph))
+			return &objs[v - 1];
+	}
+	return NULL;
+}
+
+static __attribute__((noinline)) struct xom_object *
+probe_big(uintptr_t bias, uintptr_t lo, const void *ph)
+{
+	unsigned mask = big_slots - 1;
 
 	for (unsigned i = hash_map(bias), n = 0; n <= mask; i = (i + 1) & mask, n++) {
 		uint32_t v = map_get(i);
@@ -180,7 +203,7 @@ static struct xom_object *lookup(uintptr_t bias, uintptr_t lo, const void *ph)
 				return &objs[k];
 		return NULL;
 	}
-	return probe(bias, lo, ph);
+	return big_map ? probe_big(bias, lo, ph) : probe_small(bias, lo, ph);
 }
 
 struct xom_object *xom_object_find(uintptr_t bias, uintptr_t lo)
@@ -393,7 +416,12 @@ void xom_object_remember(const struct xom_object *src, const char *path)
 
 void xom_objects_each(void (*fn)(struct xom_object *o, void *arg), void *arg)
 {
-	for (int i = 0; i < used(); i++)
+	int n = used(), first = n < FIRST_SLOTS ? n : FIRST_SLOTS;
+
+	for (int i = 0; i < first; i++)
+		if (objs[i].live)
+			fn(&objs[i], arg);
+	for (int i = first; i < n; i++)
 		if (slot(i)->live)
 			fn(slot(i), arg);
 }
