@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "../loader/options.h"
@@ -49,14 +48,13 @@ const char status_usage[] =
 	"Exit status: 0 shown, 1 no such process or it cannot be read, 64 usage.\n";
 
 /*
- * The type of the file system with device maj:min in a mountinfo file:
- * 1 FUSE, 0 another, -1 not listed.
+ * The type of the mount with ID id in a mountinfo file: 1 FUSE, 0 another,
+ * -1 not listed.
  */
-static int fuse_in(const char *mountinfo, unsigned maj, unsigned min)
+static int fuse_in(const char *mountinfo, int id)
 {
 	char line[4096], type[64];
-	unsigned a, b;
-	int fuse = -1;
+	int m, fuse = -1;
 	FILE *f = fopen(mountinfo, "re");
 
 	if (!f)
@@ -64,8 +62,8 @@ static int fuse_in(const char *mountinfo, unsigned maj, unsigned min)
 	while (fuse < 0 && fgets(line, sizeof line, f)) {
 		/* ID PARENT MAJ:MIN ROOT POINT OPTIONS [TAGS...] - TYPE SOURCE ... */
 		const char *dash = strstr(line, " - ");
-		if (sscanf(line, "%*u %*u %u:%u", &a, &b) == 2 && a == maj && b == min
-		    && dash && sscanf(dash + 3, "%63s", type) == 1)
+		if (sscanf(line, "%d", &m) == 1 && m == id && dash
+		    && sscanf(dash + 3, "%63s", type) == 1)
 			fuse = !strncmp(type, "fuse", 4);
 	}
 	fclose(f);
@@ -73,21 +71,33 @@ static int fuse_in(const char *mountinfo, unsigned maj, unsigned min)
 }
 
 /*
- * Whether the file system of device maj:min may be FUSE: its server,
- * which any user may run, can make an open, a stat or a read of its files
- * wait for ever.  Read from the mount tables of the process and of this
- * one (a container's files may lie on a file system that only the host
- * mounts), which ask nothing of the file system itself.  A device that
- * neither lists (a mount detached since the file was mapped) may be FUSE.
+ * Whether the file that fd (O_PATH) names may lie on FUSE: its server,
+ * which any user may run, can make a stat, an open or a read of it wait
+ * for ever.  Its mount is told by /proc/self/fdinfo, and the mount's type
+ * by the mount tables of the process and of this one (a container's file
+ * may lie on a mount of the container's alone), none of which asks
+ * anything of the file system itself.  A mount that neither lists (one
+ * detached since the file was mapped) may be FUSE.
  */
-static int maybe_fuse(const char *who, unsigned maj, unsigned min)
+static int maybe_fuse(const char *who, int fd)
 {
-	char path[64];
+	char path[64], line[256];
+	int id = -1, fuse = -1;
 
+	snprintf(path, sizeof path, "/proc/self/fdinfo/%d", fd);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 1;
+	while (id < 0 && fgets(line, sizeof line, f))
+		if (sscanf(line, "mnt_id: %d", &id) != 1)
+			id = -1;
+	fclose(f);
+	if (id < 0)
+		return 1;
 	snprintf(path, sizeof path, "/proc/%s/mountinfo", who);
-	int fuse = fuse_in(path, maj, min);
+	fuse = fuse_in(path, id);
 	if (fuse < 0)
-		fuse = fuse_in("/proc/self/mountinfo", maj, min);
+		fuse = fuse_in("/proc/self/mountinfo", id);
 	return fuse != 0;
 }
 
@@ -99,9 +109,10 @@ static int maybe_fuse(const char *who, unsigned maj, unsigned min)
  * The file is reached through /proc/WHO/map_files/START-END, the mapping
  * itself (which takes CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE); only when
  * that is refused for want of them, through the name, a process of this
- * user's.  Either way with O_PATH, which opens nothing, and read only when
- * it is the regular file with the mapping's device and inode, not on FUSE.
- * 0, or -1.
+ * user's.  Either way with O_PATH, which opens nothing, and read only
+ * when it is not on FUSE and is a regular file with the mapping's inode
+ * (then its open cannot act or wait: O_NONBLOCK keeps it from waiting for
+ * a lease to break).  0, or -1.
  */
 static int mapped_key(const char *who, const struct obj_pages *o,
                       struct xom_plan_key *k)
@@ -110,7 +121,7 @@ static int mapped_key(const char *who, const struct obj_pages *o,
 	struct stat s;
 	int rc = -1;
 
-	if (!o->end || maybe_fuse(who, o->dev_major, o->dev_minor))
+	if (!o->end)
 		return -1;
 	snprintf(path, sizeof path, "/proc/%s/map_files/%lx-%lx", who, o->start, o->end);
 	int fd = open(path, O_PATH | O_CLOEXEC);
@@ -118,8 +129,8 @@ static int mapped_key(const char *who, const struct obj_pages *o,
 		fd = open(o->name, O_PATH | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &s) == 0 && S_ISREG(s.st_mode) && s.st_ino == o->ino
-	    && major(s.st_dev) == o->dev_major && minor(s.st_dev) == o->dev_minor) {
+	if (!maybe_fuse(who, fd) && fstat(fd, &s) == 0 && S_ISREG(s.st_mode)
+	    && s.st_ino == o->ino) {
 		snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
 		int rd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 		if (rd >= 0) {
@@ -161,7 +172,6 @@ static void surface(const struct stores *st, const char *who,
 /* One executable mapping, as far as its smaps entry has been read. */
 struct mapping {
 	unsigned long start, end, pages;
-	unsigned dev_major, dev_minor;
 	unsigned long long ino;
 	char perms[8];
 	int key;                /* -1: no ProtectionKey line */
@@ -193,8 +203,6 @@ static int count_mapping(struct objects *objs, const struct mapping *m)
 	if (!obj->end) {
 		obj->start = m->start;
 		obj->end = m->end;
-		obj->dev_major = m->dev_major;
-		obj->dev_minor = m->dev_minor;
 		obj->ino = m->ino;
 	}
 	if (m->key > 0)
@@ -219,12 +227,11 @@ int read_smaps(FILE *f, struct objects *objs, int *saw_keys)
 	for (;;) {
 		int eof = !fgets(line, sizeof line, f);
 		unsigned long start, end;
-		unsigned maj, min;
 		unsigned long long ino;
 		int pos = 0, k;
 		char perms[8];
-		if (!eof && sscanf(line, "%lx-%lx %7s %*s %x:%x %llu %n", &start,
-		                   &end, perms, &maj, &min, &ino, &pos) != 6) {
+		if (!eof && sscanf(line, "%lx-%lx %7s %*s %*x:%*x %llu %n", &start,
+		                   &end, perms, &ino, &pos) != 4) {
 			if (sscanf(line, "ProtectionKey: %d", &k) == 1) {
 				*saw_keys = 1;
 				m.key = k;
@@ -243,8 +250,6 @@ int read_smaps(FILE *f, struct objects *objs, int *saw_keys)
 		snprintf(m.perms, sizeof m.perms, "%s", perms);
 		m.start = start;
 		m.end = end;
-		m.dev_major = maj;
-		m.dev_minor = min;
 		m.ino = ino;
 		m.pages = (end - start) / (unsigned long)page;
 		m.key = -1;

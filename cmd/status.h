@@ -12,9 +12,8 @@ struct obj_pages {
 	char name[PATH_MAX];
 	unsigned long xo, readable;
 	unsigned keys;          /* bit k: some code mapping has key k */
-	/* Its first code mapping, and the file that smaps says it maps. */
+	/* Its first code mapping, and the inode that smaps says it maps. */
 	unsigned long start, end;
-	unsigned dev_major, dev_minor;
 	unsigned long long ino;
 };
 
