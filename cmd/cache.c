@@ -37,7 +37,8 @@ const char cache_usage[] =
 	"A plan says which code pages of one file become execute-only.  The\n"
 	"runtime looks each object's plan up in the system store (" XOM_SYSTEM_STORE ",\n"
 	"root's; XOM_OPTIONS store=), then in your cache ($XDG_CACHE_HOME/xom or\n"
-	"~/.cache/xom; cache=), then in $XDG_RUNTIME_DIR/xom or /tmp/xom-UID, and\n"
+	"~/.cache/xom; cache=), then in $XDG_RUNTIME_DIR/xom, /run/user/UID/xom\n"
+	"(when that folder is yours) or /tmp/xom-UID, and\n"
 	"scans what none of them has when the program starts (seconds, for a big\n"
 	"program).\n"
 	"\n"
@@ -179,7 +180,7 @@ static size_t to_scan(struct cache_files *l, const char *dir, int shared,
 
 	store_map(dir, &target);
 	if (!shared && cache_runtime_opts(&o, buf, sizeof(buf)) == 0) {
-		xom_store_dirs(&o, 0, (unsigned)geteuid(), &d);
+		xom_store_dirs(&o, 0, (unsigned)geteuid(), lstat, &d);
 		const char *s = xom_dir_path(&d, XOM_STORE_SYSTEM, sdir, sizeof(sdir));
 		if (s && store_trusted(s, 1, why, sizeof(why)) == 0)
 			store_map(s, &sys);
@@ -460,7 +461,7 @@ static int prune(const struct cache_opts *c)
 		       : prune_one(c->store, 1, c->quiet);
 	if (cache_runtime_opts(&o, buf, sizeof(buf)) != 0)
 		return XOM_EXIT_USAGE;
-	xom_store_dirs(&o, 0, (unsigned)geteuid(), &d);
+	xom_store_dirs(&o, 0, (unsigned)geteuid(), lstat, &d);
 	if (c->system) {
 		const char *p = xom_dir_path(&d, XOM_STORE_SYSTEM, dir, sizeof(dir));
 		if (!p) {

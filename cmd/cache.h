@@ -161,8 +161,11 @@ void stores_open(struct stores *st);
 void stores_close(struct stores *st);
 
 /* The key that the runtime looks the file at path up by: its build-id,
- * else its identity.  0, or -1 (errno set). */
+ * else its identity.  0, or -1 (errno set).  Only for a path that this
+ * user chose: an open can hang or act on a FIFO or a device. */
 int file_key(const char *path, struct xom_plan_key *k);
+/* The same for a file open for reading. */
+int fd_key(int fd, struct xom_plan_key *k);
 
 /* The shape of the file at path (xom_plan.h: xom_file_shape); 0, or -1. */
 int file_shape(const char *path, uint64_t *shape);

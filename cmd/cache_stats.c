@@ -218,7 +218,7 @@ int cache_stats(const struct cache_opts *c)
 		return stats_one("system", c->store, 1, c->json, c->list);
 	if (cache_runtime_opts(&o, buf, sizeof(buf)) != 0)
 		return XOM_EXIT_USAGE;
-	xom_store_dirs(&o, 0, (unsigned)geteuid(), &d);
+	xom_store_dirs(&o, 0, (unsigned)geteuid(), lstat, &d);
 	for (int i = 0; i < XOM_NSTORES; i++) {
 		const char *p = xom_dir_path(&d, i, dir, sizeof(dir));
 		status = xom_exit_worst(status, stats_one(cache_store_label[i], p,

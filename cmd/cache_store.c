@@ -174,16 +174,23 @@ static long libc_pread(int fd, void *buf, size_t n, long off)
 	return (long)pread(fd, buf, n, (off_t)off);
 }
 
-int file_key(const char *path, struct xom_plan_key *k)
+int fd_key(int fd, struct xom_plan_key *k)
 {
 	struct stat st;
+	int rc = fstat(fd, &st);
+
+	if (rc == 0 && xom_file_build_id(fd, libc_pread, k) != 0)
+		xom_ident_key(&st, k);
+	return rc;
+}
+
+int file_key(const char *path, struct xom_plan_key *k)
+{
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 
 	if (fd < 0)
 		return -1;
-	int rc = fstat(fd, &st);
-	if (rc == 0 && xom_file_build_id(fd, libc_pread, k) != 0)
-		xom_ident_key(&st, k);
+	int rc = fd_key(fd, k);
 	close(fd);
 	return rc;
 }
@@ -293,7 +300,7 @@ void stores_open(struct stores *st)
 	if (xom_options_parse(getenv("XOM_OPTIONS"), &o, buf, sizeof buf, &require,
 	                      err, sizeof err) != 0)
 		xom_options_parse(NULL, &o, buf, sizeof buf, &require, err, sizeof err);
-	xom_store_dirs(&o, 0, geteuid(), &d);
+	xom_store_dirs(&o, 0, geteuid(), lstat, &d);
 	for (int i = 0; i < XOM_NSTORES; i++)
 		if (xom_dir_path(&d, i, dir, sizeof dir)
 		    && store_trusted(dir, i == XOM_STORE_SYSTEM, why, sizeof why) == 0)

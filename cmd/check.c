@@ -189,7 +189,7 @@ static void check_stores(const struct xom_opts *o)
 	struct xom_dirs d;
 	char sys[PATH_MAX], user[PATH_MAX], fb[PATH_MAX], why[PATH_MAX + 64];
 
-	xom_store_dirs(o, 0, geteuid(), &d);
+	xom_store_dirs(o, 0, geteuid(), lstat, &d);
 	const char *sd = xom_dir_path(&d, XOM_STORE_SYSTEM, sys, sizeof sys);
 	const char *ud = xom_dir_path(&d, XOM_STORE_USER, user, sizeof user);
 	const char *fd = xom_dir_path(&d, XOM_STORE_FALLBACK, fb, sizeof fb);
@@ -292,7 +292,7 @@ static void check_secure(const struct xom_opts *o)
 	memset(&l, 0, sizeof l);
 	l.preload = lib;
 	files_add_secure(&l, &seen);
-	xom_store_dirs(o, 1, 0, &d);
+	xom_store_dirs(o, 1, 0, lstat, &d);
 	const char *sd = xom_dir_path(&d, XOM_STORE_SYSTEM, sys, sizeof sys);
 	char where[sizeof sys + sizeof why + 32];
 	if (!sd)

@@ -11,10 +11,12 @@
  * executable mapping counts as readable.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../loader/options.h"
@@ -45,16 +47,112 @@ const char status_usage[] =
 	"process per line, then one with the totals.\n"
 	"Exit status: 0 shown, 1 no such process or it cannot be read, 64 usage.\n";
 
+/*
+ * The type of the mount with ID id in a mountinfo file: 1 FUSE, 0 another,
+ * -1 not listed.
+ */
+static int fuse_in(const char *mountinfo, int id)
+{
+	char line[4096], type[64];
+	int m, fuse = -1;
+	FILE *f = fopen(mountinfo, "re");
+
+	if (!f)
+		return -1;
+	while (fuse < 0 && fgets(line, sizeof line, f)) {
+		/* ID PARENT MAJ:MIN ROOT POINT OPTIONS [TAGS...] - TYPE SOURCE ... */
+		const char *dash = strstr(line, " - ");
+		if (sscanf(line, "%d", &m) == 1 && m == id && dash
+		    && sscanf(dash + 3, "%63s", type) == 1)
+			fuse = !strncmp(type, "fuse", 4);
+	}
+	fclose(f);
+	return fuse;
+}
+
+/*
+ * Whether the file that fd (O_PATH) names may lie on FUSE: its server,
+ * which any user may run, can make a stat, an open or a read of it wait
+ * for ever.  Its mount is told by /proc/self/fdinfo, and the mount's type
+ * by the mount tables of the process and of this one (a container's file
+ * may lie on a mount of the container's alone), none of which asks
+ * anything of the file system itself.  A mount that neither lists (one
+ * detached since the file was mapped) may be FUSE.
+ */
+static int maybe_fuse(const char *who, int fd)
+{
+	char path[64], line[256];
+	int id = -1, fuse = -1;
+
+	snprintf(path, sizeof path, "/proc/self/fdinfo/%d", fd);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 1;
+	while (id < 0 && fgets(line, sizeof line, f))
+		if (sscanf(line, "mnt_id: %d", &id) != 1)
+			id = -1;
+	fclose(f);
+	if (id < 0)
+		return 1;
+	snprintf(path, sizeof path, "/proc/%s/mountinfo", who);
+	fuse = fuse_in(path, id);
+	if (fuse < 0)
+		fuse = fuse_in("/proc/self/mountinfo", id);
+	return fuse != 0;
+}
+
+/*
+ * The key of the file that o's first code mapping maps, found without
+ * trusting the name that smaps shows: the process may be another user's,
+ * who can have put a link to a FIFO or a device where the file was (an
+ * open of either can hang, or act), or named a removed file "... (deleted)".
+ * The file is reached through /proc/WHO/map_files/START-END, the mapping
+ * itself (which takes CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE); only when
+ * that is refused for want of them, through the name, a process of this
+ * user's.  Either way with O_PATH, which opens nothing, and read only
+ * when it is not on FUSE and is a regular file with the mapping's inode
+ * (then its open cannot act or wait: O_NONBLOCK keeps it from waiting for
+ * a lease to break).  0, or -1.
+ */
+static int mapped_key(const char *who, const struct obj_pages *o,
+                      struct xom_plan_key *k)
+{
+	char path[PATH_MAX];
+	struct stat s;
+	int rc = -1;
+
+	if (!o->end)
+		return -1;
+	snprintf(path, sizeof path, "/proc/%s/map_files/%lx-%lx", who, o->start, o->end);
+	int fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0 && (errno == EPERM || errno == EACCES) && o->name[0] == '/')
+		fd = open(o->name, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (!maybe_fuse(who, fd) && fstat(fd, &s) == 0 && S_ISREG(s.st_mode)
+	    && s.st_ino == o->ino) {
+		snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+		int rd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (rd >= 0) {
+			rc = fd_key(rd, k);
+			close(rd);
+		}
+	}
+	close(fd);
+	return rc;
+}
+
 /* The readable bytes and gadget candidates of o's plan, as text. */
-static void surface(const struct stores *st, const struct obj_pages *o,
-                    char *bytes, char *gadgets, size_t cap)
+static void surface(const struct stores *st, const char *who,
+                    const struct obj_pages *o, char *bytes, char *gadgets,
+                    size_t cap)
 {
 	struct xom_plan_key k;
 	const struct xom_plan_head *h = NULL;
 
 	snprintf(bytes, cap, "-");
 	snprintf(gadgets, cap, "-");
-	if (o->name[0] != '/' || file_key(o->name, &k) != 0)
+	if (mapped_key(who, o, &k) != 0)
 		return;
 	for (int i = 0; i < XOM_NSTORES && !h; i++)
 		h = store_find(&st->ix[i], &k);
@@ -73,7 +171,8 @@ static void surface(const struct stores *st, const struct obj_pages *o,
 
 /* One executable mapping, as far as its smaps entry has been read. */
 struct mapping {
-	unsigned long pages;
+	unsigned long start, end, pages;
+	unsigned long long ino;
 	char perms[8];
 	int key;                /* -1: no ProtectionKey line */
 	const char *name;
@@ -101,6 +200,11 @@ static int count_mapping(struct objects *objs, const struct mapping *m)
 
 	if (!obj)
 		return -1;
+	if (!obj->end) {
+		obj->start = m->start;
+		obj->end = m->end;
+		obj->ino = m->ino;
+	}
 	if (m->key > 0)
 		obj->keys |= 1u << (m->key & 15);
 	if (!strcmp(m->perms, "--xp") && m->key > 0)
@@ -123,10 +227,11 @@ int read_smaps(FILE *f, struct objects *objs, int *saw_keys)
 	for (;;) {
 		int eof = !fgets(line, sizeof line, f);
 		unsigned long start, end;
+		unsigned long long ino;
 		int pos = 0, k;
 		char perms[8];
-		if (!eof && sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &start,
-		                   &end, perms, &pos) != 3) {
+		if (!eof && sscanf(line, "%lx-%lx %7s %*s %*x:%*x %llu %n", &start,
+		                   &end, perms, &ino, &pos) != 4) {
 			if (sscanf(line, "ProtectionKey: %d", &k) == 1) {
 				*saw_keys = 1;
 				m.key = k;
@@ -143,6 +248,9 @@ int read_smaps(FILE *f, struct objects *objs, int *saw_keys)
 		line[pos + (int)strcspn(line + pos, "\n")] = 0;
 		snprintf(name, sizeof name, "%s", line[pos] ? line + pos : "[anonymous]");
 		snprintf(m.perms, sizeof m.perms, "%s", perms);
+		m.start = start;
+		m.end = end;
+		m.ino = ino;
 		m.pages = (end - start) / (unsigned long)page;
 		m.key = -1;
 	}
@@ -177,7 +285,7 @@ static void print_report(const char *who, const struct objects *objs,
 				kl += (size_t)snprintf(keys + kl, sizeof keys - kl, "%s%u",
 				                       kl ? "," : "", k);
 		char bytes[24], gadgets[24];
-		surface(&st, o, bytes, gadgets, sizeof bytes);
+		surface(&st, who, o, bytes, gadgets, sizeof bytes);
 		printf("%10lu %10lu  %-6s %12s %8s  %s\n", o->xo, o->readable, keys,
 		       bytes, gadgets, o->name);
 		if (bytes[0] >= '0' && bytes[0] <= '9') {

@@ -12,6 +12,9 @@ struct obj_pages {
 	char name[PATH_MAX];
 	unsigned long xo, readable;
 	unsigned keys;          /* bit k: some code mapping has key k */
+	/* Its first code mapping, and the inode that smaps says it maps. */
+	unsigned long start, end;
+	unsigned long long ino;
 };
 
 struct objects {

@@ -18,7 +18,9 @@
  *   - started with clone(CLONE_VM | CLONE_VFORK), twice, so that nothing
  *     of the host's memory is copied, however big the host;
  *   - run at most once at a time per process (the object phase is locked),
- *     with every file of the batch in one run;
+ *     with every file of the batch in one run, or, for more files than
+ *     one command line holds, in as few runs as hold them, one after the
+ *     other;
  *   - given an empty environment.  It is linked statically, so that not
  *     even /etc/ld.so.preload can load xom into it;
  *   - run with limits of xom's choosing, not the caller's (run_limits),
@@ -82,10 +84,16 @@ static char lib_cwd[XOM_PATH_MAX] XOM_COLD;
  * variables that every process start touches.
  */
 #define MAX_ARGS 1100
-/* At most this much of --set's keys: the kernel limits argv and the
- * environment together to a quarter of the stack's limit, or 128 KB if
- * that is more, and the files' paths need their share. */
+/* At most this much of --set's keys, and of the files' paths in one run:
+ * the kernel limits argv and the environment together to a quarter of
+ * the stack's limit, or 128 KB if that is more. */
 #define SET_ARG_MAX (32u << 10)
+#define RUN_PATH_BYTES (64u << 10)
+#ifdef XOM_RUN_FILES                    /* the tests' runtime, to run it often */
+#define RUN_FILES XOM_RUN_FILES
+#else
+#define RUN_FILES (MAX_ARGS - 12)
+#endif
 struct scratch {
 	char helper[XOM_PATH_MAX];
 	char user[XOM_PATH_MAX], fallback[XOM_PATH_MAX];
@@ -356,13 +364,21 @@ static void say_low_limits(void)
 		           list);
 }
 
+/* One run's output, in a mapping of its own: this head, then the
+ * records.  The runs of one batch are chained, and released together. */
+struct output {
+	struct output *next;
+	size_t cap;                     /* the mapping's length */
+};
+
 /*
- * Reads the helper's records into private anonymous memory until it closes
- * its end or falls silent for too long.
+ * Reads the helper's records into private anonymous memory, after a
+ * struct output, until it closes its end or falls silent for too long;
+ * *len is the records' length.
  */
-static char *read_all(int fd, size_t *len, size_t *cap_out)
+static struct output *read_all(int fd, size_t *len)
 {
-	size_t cap = 64 << 10, n = 0;
+	size_t cap = 64 << 10, n = sizeof(struct output);
 	char *buf = x_mmap(NULL, cap, PROT_READ | PROT_WRITE,
 	                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
@@ -389,9 +405,11 @@ static char *read_all(int fd, size_t *len, size_t *cap_out)
 		if (SYS_FAILED(r))
 			break;
 		if (r == 0) {
-			*len = n;
-			*cap_out = cap;
-			return buf;
+			struct output *o = (struct output *)buf;
+			o->next = NULL;
+			o->cap = cap;
+			*len = n - sizeof(*o);
+			return o;
 		}
 		n += (size_t)r;
 	}
@@ -442,9 +460,11 @@ static const char *set_arg(const struct xom_plan_key *const *keys, size_t n)
 
 /* argv: the helper, --store DIR and --fallback DIR when plans may be kept,
  * with --set KEYS when the batch's keys are given, --quiet when notices
- * are done or off, "--", then the files. */
+ * are done or off or a run before this one could say the same, "--",
+ * then the files. */
 static size_t build_argv(char **argv, const char *const *paths, size_t n,
-                         const struct xom_plan_key *const *keys, size_t nkeys)
+                         const struct xom_plan_key *const *keys, size_t nkeys,
+                         int quiet)
 {
 	size_t k = 0;
 	const char *set = keys ? set_arg(keys, nkeys) : NULL;
@@ -465,7 +485,7 @@ static size_t build_argv(char **argv, const char *const *paths, size_t n,
 		argv[k++] = (char *)"--set";
 		argv[k++] = (char *)set;
 	}
-	if (xom_opt.notice == XOM_NOTICE_DONE || xom_opt.notice == XOM_NOTICE_OFF)
+	if (quiet || xom_opt.notice == XOM_NOTICE_DONE || xom_opt.notice == XOM_NOTICE_OFF)
 		argv[k++] = (char *)"--quiet";
 	argv[k++] = (char *)"--";
 	for (size_t i = 0; i < n && k < MAX_ARGS - 1; i++)
@@ -474,18 +494,17 @@ static size_t build_argv(char **argv, const char *const *paths, size_t n,
 	return k;
 }
 
+/* One run for n files (run_size), whose output joins *chain. */
 static int run_scratch(const char *const *paths, size_t n,
                        const struct xom_plan_key *const *keys, size_t nkeys,
-                       const struct xom_plan_head **out, const char **why,
-                       void **mem, size_t *len)
+                       int quiet, const struct xom_plan_head **out,
+                       const char **why, struct output **chain)
 {
 	char **argv = sc->argv;
 	int pfd[2];
-	size_t cap = 0;
+	size_t len = 0;
 
-	if (n > MAX_ARGS - 10)
-		n = MAX_ARGS - 10;
-	build_argv(argv, paths, n, keys, nkeys);
+	build_argv(argv, paths, n, keys, nkeys, quiet);
 	int exe = open_helper();
 	if (exe < 0)
 		return -1;
@@ -503,18 +522,19 @@ static int run_scratch(const char *const *paths, size_t n,
 		xom_notice("cannot start %s (%serrno %d)", helper, XOM_ERR((int)-pid));
 		return -1;
 	}
-	char *buf = read_all(pfd[0], len, &cap);
+	struct output *o = read_all(pfd[0], &len);
 	x_close(pfd[0]);
-	if (!buf)
+	if (!o)
 		sys2(SYS_kill, pid, SIGKILL);   /* silent too long, or broken */
 	/* The helper is not ours to wait for; its output says how it went. */
-	const char *broke = !buf ? "its output could not be read"
-	                    : split_records(buf, *len, n, out, why) != 0
+	const char *broke = !o ? "its output could not be read"
+	                    : split_records((char *)(o + 1), len, n, out, why) != 0
 	                      ? "its output is not whole (killed?)" : NULL;
 	if (broke) {
 		xom_notice("the scanner %s failed: %s", helper, broke);
 		say_low_limits();
-		xom_helper_release(buf, cap);
+		if (o)
+			x_munmap(o, o->cap);
 		return -1;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -522,18 +542,39 @@ static int run_scratch(const char *const *paths, size_t n,
 			say_low_limits();
 			break;
 		}
-	*mem = buf;
-	*len = cap;
+	o->next = *chain;
+	*chain = o;
 	return 0;
+}
+
+/* How many of the n files, from the first, one run takes: its command
+ * line must stay within what the kernel takes, whatever the paths. */
+static size_t run_size(const char *const *paths, size_t n)
+{
+	size_t m = 0, bytes = 0;
+
+	while (m < n && m < RUN_FILES) {
+		bytes += strlen(paths[m]) + 1 + sizeof(char *);
+		if (m && bytes > RUN_PATH_BYTES)
+			break;
+		m++;
+	}
+	return m;
 }
 
 int xom_helper_run(const char *const *paths, size_t n,
                    const struct xom_plan_key *const *keys, size_t nkeys,
                    const struct xom_plan_head **out, const char **why,
-                   void **mem, size_t *len)
+                   void **mem)
 {
+	struct output *chain = NULL;
+	int rc = 0;
+
 	*mem = NULL;
-	*len = 0;
+	for (size_t i = 0; i < n; i++) {
+		out[i] = NULL;
+		why[i] = NULL;
+	}
 	sc = x_mmap(NULL, sizeof(*sc), PROT_READ | PROT_WRITE,
 	            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (X_MAP_FAILED(sc)) {
@@ -541,15 +582,29 @@ int xom_helper_run(const char *const *paths, size_t n,
 		xom_notice("out of memory for the scanner's arguments");
 		return -1;
 	}
-	int rc = run_scratch(paths, n, keys, nkeys, out, why, mem, len);
+	/* The set goes with the last run, when the store holds every plan;
+	 * a run that cannot start says so, and no later one is tried. */
+	for (size_t at = 0, m; at < n && rc == 0; at += m) {
+		m = run_size(paths + at, n - at);
+		rc = run_scratch(paths + at, m, at + m == n ? keys : NULL, nkeys,
+		                 at > 0, out + at, why + at, &chain);
+		if (rc != 0)
+			for (size_t i = at; i < at + m; i++) {
+				out[i] = NULL;
+				why[i] = NULL;  /* its output is gone */
+			}
+	}
 	xom_stores_changed();
 	x_munmap(sc, sizeof(*sc));
 	sc = NULL;
+	*mem = chain;
 	return rc;
 }
 
-void xom_helper_release(void *mem, size_t len)
+void xom_helper_release(void *mem)
 {
-	if (mem)
-		x_munmap(mem, len);
+	for (struct output *o = mem, *next; o; o = next) {
+		next = o->next;
+		x_munmap(o, o->cap);
+	}
 }

@@ -47,6 +47,9 @@
  * the small variables.  A table here must be zero-initialised.
  */
 #define XOM_COLD __attribute__((section(".lbss")))
+/* Code that a warm start never runs (a cold scan, a table that grows):
+ * out of the pages of the code that it does run. */
+#define XOM_RARE __attribute__((cold, noinline))
 #define XOM_REFUSED_STATUS 126          /* see xom_loader.h */
 
 /* ---- start.c ----------------------------------------------------------- */
@@ -209,17 +212,18 @@ void xom_helper_locate(void);                                   /* start */
  * library (beside it, or PREFIX/bin/xom), by the file the kernel runs. */
 int xom_own_command(void);
 /*
- * Runs the helper once for n files; on return out[i] is each file's plan
- * in *mem (NULL if it has none: why[i] says why).  keys, when not NULL,
- * are the nkeys keys of the whole batch, whose set the helper keeps too.
- * *mem and *len are what xom_helper_release unmaps.  Returns 0, or -1
- * after one line when the helper could not run at all.
+ * Runs the helper for n files, once, or as many times as their paths
+ * need; on return out[i] is each file's plan in *mem (NULL if it has
+ * none: why[i] says why, or is NULL when the run that had the file
+ * failed).  keys, when not NULL, are the nkeys keys of the whole batch,
+ * whose set the helper keeps too.  *mem is what xom_helper_release
+ * unmaps.  Returns 0, or -1 after one line when a run failed.
  */
 int xom_helper_run(const char *const *paths, size_t n,
                    const struct xom_plan_key *const *keys, size_t nkeys,
                    const struct xom_plan_head **out, const char **why,
-                   void **mem, size_t *len);
-void xom_helper_release(void *mem, size_t len);
+                   void **mem);
+void xom_helper_release(void *mem);
 
 /* ---- protect.c: the batch's second and third passes ---------------------- */
 /* Drops a batch that a dead thread left half done (object). */

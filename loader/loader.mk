@@ -87,8 +87,27 @@ $(RT_BIN)/libswap%.so: tests/runtime/swap.c
 	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -shared -fPIC -DSWAP_VALUE=$* \
 		-Wl,--build-id=none -o $@ $<
 
+# Both doors with little room of their own: a batch of more than 8
+# objects maps its tables, the object table maps a block past 16 slots
+# (and again past 32, 64, ...), and the helper takes at most 5 files a
+# run, so that a program of a few dozen objects takes every path that one
+# of thousands takes.  Tested beside a copy of the helper.
+RT_SMALL_DEFS := -DXOM_BATCH_ARRIVALS=8 -DXOM_FIRST_SLOTS=16 -DXOM_RUN_FILES=5
+RT_SMALL_SRC := objects protect helper
+RT_SMALL_OBJ := $(patsubst %,$(B)/loader/%-small.o,$(RT_SMALL_SRC))
+RT_SMALL_REST := $(filter-out $(patsubst %,$(B)/loader/%.o,$(RT_SMALL_SRC)),$(RUNTIME_OBJ))
+$(B)/loader/%-small.o: loader/%.c | $(B)/.deps-build
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(XCFLAGS) $(RT_SMALL_DEFS) -c -o $@ $<
+# (libxom-small.so, the preload door's, is linked in preload/preload.mk.)
+$(RT_BIN)/libxom-audit-small.so: $(RT_SMALL_OBJ) $(RT_SMALL_REST) $(B)/loader/audit.o loader/audit.map
+	@mkdir -p $(@D)
+	$(CC) -o $@ $(RT_SMALL_OBJ) $(RT_SMALL_REST) $(B)/loader/audit.o \
+		$(XLDFLAGS) $(RUNTIME_LDFLAGS) -Wl,--version-script=loader/audit.map
+
 .PHONY: check-runtime runtime-tests
-runtime-tests: $(B)/libxom.so $(B)/libxom-audit.so $(B)/xom-plan $(RT_TESTS)
+runtime-tests: $(B)/libxom.so $(B)/libxom-audit.so $(B)/xom-plan $(RT_TESTS) \
+	$(RT_BIN)/libxom-small.so $(RT_BIN)/libxom-audit-small.so
 
 CHECKS += check-runtime
 QUICK += check-runtime

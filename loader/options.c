@@ -8,6 +8,7 @@
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "options.h"
 
@@ -448,11 +449,12 @@ int xom_profile_dir(const struct xom_opts *o, char *buf, size_t cap)
 }
 
 void xom_store_dirs(const struct xom_opts *o, int secure, unsigned euid,
-                    struct xom_dirs *out)
+                    xom_lstat_fn lstat_fn, struct xom_dirs *out)
 {
 	const char *base, *tail;
 
 	memset(out, 0, sizeof(*out));
+	out->lstat_fn = lstat_fn;
 	if (o->store && strcmp(o->store, "off"))
 		out->d[XOM_STORE_SYSTEM] = (struct xom_dir){ o->store, "", 0, 1 };
 	if (secure || cache_pieces(o, &base, &tail) == XOM_CACHE_OFF)
@@ -485,6 +487,34 @@ static void put_uint(struct text *t, unsigned v)
 	put(t, d + i, sizeof(d) - (size_t)i);
 }
 
+/* Whether lstat_fn shows path as a folder of uid's that nobody else may
+ * write to (mode: the bits that others must not have). */
+static int folder_of(xom_lstat_fn lstat_fn, const char *path, unsigned uid,
+                     unsigned mode)
+{
+	struct stat st;
+
+	return lstat_fn(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == uid
+	       && !(st.st_mode & mode);
+}
+
+/*
+ * Whether /run/user/UID is uid's own, private folder under root's
+ * /run/user: logind makes one for each user while logged in (or
+ * lingering), and nobody but root can make a folder there, so that no
+ * other user can have made it first, as anyone can /tmp/xom-UID.
+ */
+static int run_user_dir(xom_lstat_fn lstat_fn, unsigned uid, char *buf,
+                        size_t cap)
+{
+	struct text t = { buf, 0, cap };
+
+	puts_(&t, "/run/user/");
+	put_uint(&t, uid);
+	return lstat_fn && t.n < cap - 1 && folder_of(lstat_fn, "/run/user", 0, 022)
+	       && folder_of(lstat_fn, buf, uid, 077);
+}
+
 const char *xom_dir_path(const struct xom_dirs *d, int i, char *buf, size_t cap)
 {
 	struct text t = { buf, 0, cap };
@@ -495,7 +525,12 @@ const char *xom_dir_path(const struct xom_dirs *d, int i, char *buf, size_t cap)
 	if (d->d[i].base) {
 		puts_(&t, d->d[i].base);
 		puts_(&t, d->d[i].tail);
+	} else if (run_user_dir(d->lstat_fn, d->d[i].uid, buf, cap)) {
+		t.n = strlen(buf);
+		puts_(&t, "/xom");
 	} else {
+		buf[0] = 0;
+		t.n = 0;
 		puts_(&t, "/tmp/xom-");
 		put_uint(&t, d->d[i].uid);
 	}

@@ -81,17 +81,23 @@ int xom_join(char *buf, size_t cap, const char *a, const char *b);
 /*
  * The plan stores that a process with options o reads, in order: the
  * system store (store=, root's), the user's cache, and the private folder
- * that plans go to when the cache cannot be written ($XDG_RUNTIME_DIR/xom,
- * else /tmp/xom-UID).  A secure-execution program (secure) reads the
- * system store only: its user's files are not to be trusted.  Kept as
- * pieces (pointers into the environment and the options), so that
- * nothing is copied at start-up; xom_dir_path puts one together.
+ * that plans go to when the cache cannot be written: $XDG_RUNTIME_DIR/xom;
+ * without it, /run/user/UID/xom when /run/user/UID is the user's own
+ * private folder (logind makes it, and only root can make one there),
+ * else /tmp/xom-UID, which another user can make first.  A
+ * secure-execution program (secure) reads the system store only: its
+ * user's files are not to be trusted.  Kept as pieces (pointers into the
+ * environment and the options), so that nothing is copied at start-up;
+ * xom_dir_path puts one together, and looks at /run/user with lstat_fn
+ * only then (async-signal-safe, as the runtime's is).
  */
 enum { XOM_STORE_SYSTEM, XOM_STORE_USER, XOM_STORE_FALLBACK, XOM_NSTORES };
+struct stat;
+typedef int (*xom_lstat_fn)(const char *, struct stat *);
 struct xom_dir { const char *base, *tail; unsigned uid; int set; };
-struct xom_dirs { struct xom_dir d[XOM_NSTORES]; };
+struct xom_dirs { struct xom_dir d[XOM_NSTORES]; xom_lstat_fn lstat_fn; };
 void xom_store_dirs(const struct xom_opts *o, int secure, unsigned euid,
-                    struct xom_dirs *out);
+                    xom_lstat_fn lstat_fn, struct xom_dirs *out);
 /* Store i's directory in buf, or NULL when there is none (or it would not
  * fit).  Async-signal-safe. */
 const char *xom_dir_path(const struct xom_dirs *d, int i, char *buf, size_t cap);

@@ -4,7 +4,8 @@
  *   1. xom_batch_add, as each object is reported (inside dl_iterate_phdr or
  *      la_objopen): copies what it needs from the mapped image - name,
  *      span, build-id - and drops what is known already.  Memory reads
- *      only: no system call.
+ *      only: no system call, but for an mmap when the batch outgrows its
+ *      table (which takes no lock).
  *   2. xom_batch_run: finds each object's plan in the stores, or from one
  *      run of the helper for all the misses.  File I/O and a child
  *      process, so never inside a callback that holds the dynamic
@@ -25,13 +26,21 @@
 #include <limits.h>
 #include <sys/auxv.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <termios.h>
 
 #include "loader.h"
 #include "sys.h"
 #include "xom_loader.h"
 
-#define MAX_BATCH 1024
+/* The arrivals that the batch's own tables hold; a bigger batch maps
+ * room for the rest (grow_batch, pass_room).  The tests build a runtime
+ * with less room (XOM_BATCH_ARRIVALS), to take those paths often. */
+#ifdef XOM_BATCH_ARRIVALS
+#define BATCH_ARRIVALS XOM_BATCH_ARRIVALS
+#else
+#define BATCH_ARRIVALS 1024
+#endif
 
 /* One arrival, then its name: records of their own length, one after the
  * other, so that a batch writes the bytes it needs and no more (every
@@ -57,21 +66,38 @@ struct arrival {
  * (xom_batch_spare) are contiguous from the first page boundary in
  * batch_mem: a small batch's arrivals and its set of plans (about 2 KB for
  * /bin/true) share one page.  (Aligning the table itself would align all
- * of .lbss, and move the object table out of the small variables' page.) */
-static struct { size_t used, n, dropped; } b_;
+ * of .lbss, and move the object table out of the small variables' page.)
+ * A batch that outgrows batch_mem moves to a mapping (big), which grows
+ * as it fills and is unmapped when the batch ends: a batch has no fixed
+ * size. */
+static struct { size_t used, n, dropped, big_cap; char *big, *end; } b_;
 #define nbatch b_.n
 #define dropped b_.dropped
-#define BATCH_BYTES (MAX_BATCH * ARRIVAL_MAX)
+#define BATCH_BYTES (BATCH_ARRIVALS * ARRIVAL_MAX)
 static uint64_t batch_mem[(BATCH_BYTES + XOM_PAGE) / 8] XOM_COLD;
 
 static char *batch(void)
 {
+	if (b_.big)
+		return b_.big;
 	return (char *)(((uintptr_t)batch_mem + XOM_PAGE - 1) & ~(uintptr_t)(XOM_PAGE - 1));
 }
 
-static struct arrival *arrival_at(size_t off)
+static size_t batch_cap(void)
 {
-	return off < b_.used ? (struct arrival *)(batch() + off) : NULL;
+	return b_.big ? b_.big_cap : BATCH_BYTES;
+}
+
+/* The records end at b_.end, which follows b_.used. */
+static void batch_used(size_t used)
+{
+	b_.used = used;
+	b_.end = batch() + used;
+}
+
+static struct arrival *first_arrival(void)
+{
+	return b_.used ? (struct arrival *)batch() : NULL;
 }
 
 static struct arrival *next_arrival(const struct arrival *a)
@@ -80,15 +106,62 @@ static struct arrival *next_arrival(const struct arrival *a)
 	 * something else wrote over could hold it. */
 	if (a->size < sizeof(struct arrival))
 		return NULL;
-	return arrival_at((size_t)((const char *)a - batch()) + a->size);
+	const char *next = (const char *)a + a->size;
+	return next < b_.end ? (struct arrival *)next : NULL;
 }
 
 #define EACH_ARRIVAL(a) \
-	for (struct arrival *a = arrival_at(0); a; a = next_arrival(a))
+	for (struct arrival *a = first_arrival(); a; a = next_arrival(a))
 
 static void batch_empty(void)
 {
-	b_.used = nbatch = dropped = 0;
+	batch_used(0);
+	nbatch = dropped = 0;
+}
+
+/*
+ * Moves the batch to a mapping of at least need bytes, twice the room it
+ * had or more, and returns 0; or -1, the batch as it was.  Pass 1 may call
+ * it inside a dynamic-linker callback: a raw mmap takes no lock of the
+ * linker's or libc's.  Nothing but an arrival's path points into the
+ * table while pass 1 runs.
+ */
+static XOM_RARE int grow_batch(size_t need)
+{
+	size_t cap = batch_cap();
+
+	do {
+		if (cap > SIZE_MAX / 4)
+			return -1;
+		cap *= 2;
+	} while (cap < need);
+	char *old = batch(), *p = x_mmap(NULL, cap, PROT_READ | PROT_WRITE,
+	                                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (X_MAP_FAILED(p))
+		return -1;
+	memcpy(p, old, b_.used);
+	char *old_big = b_.big;
+	size_t old_cap = b_.big_cap;
+	b_.big = p;
+	b_.big_cap = cap;
+	batch_used(b_.used);
+	EACH_ARRIVAL(a)
+		if (a->path >= old && a->path < old + b_.used)
+			a->path = p + (a->path - old);
+	if (old_big)
+		x_munmap(old_big, old_cap);
+	return 0;
+}
+
+/* Unmaps a batch that outgrew batch_mem, once nothing of it is read any
+ * more (the plans that storeread.c reads lie in the table too). */
+static void batch_unmap(void)
+{
+	if (b_.big)
+		x_munmap(b_.big, b_.big_cap);
+	b_.big = NULL;
+	b_.big_cap = 0;
+	batch_used(b_.used);
 }
 
 /* ---- pass 1 ------------------------------------------------------------ */
@@ -139,12 +212,11 @@ void xom_batch_add(const char *name, uintptr_t bias, const ElfW(Phdr) *ph,
 	len = len < XOM_NAME_MAX - 1 ? len : XOM_NAME_MAX - 1;
 	size_t size = (sizeof(struct arrival) + len + 1 + 7) & ~(size_t)7;
 	size_t off = b_.used;
-	b_.used += size;
-	if (nbatch >= MAX_BATCH || off + size > BATCH_BYTES) {
-		b_.used = off;
+	if (off + size > batch_cap() && grow_batch(off + size) != 0) {
 		dropped++;
 		return;
 	}
+	batch_used(off + size);
 	nbatch++;
 	struct arrival *a = (struct arrival *)(batch() + off);
 	memset(a, 0, sizeof(*a));
@@ -165,18 +237,23 @@ void xom_batch_add(const char *name, uintptr_t bias, const ElfW(Phdr) *ph,
 
 void *xom_batch_spare(size_t *cap)
 {
-	*cap = BATCH_BYTES - b_.used;
+	*cap = batch_cap() - b_.used;
 	return batch() + b_.used;
 }
 
 /* Between batches the batch is empty: the first n arrivals are what pass
- * 1 writes. */
+ * 1 writes.  A batch bigger than batch_mem holds is given its room here,
+ * outside the dynamic linker's callbacks, when it can be. */
 void xom_batch_reserve(size_t n)
 {
 	/* A record is about this long: names are paths. */
 	size_t guess = sizeof(struct arrival) + 64;
+	size_t want = n < SIZE_MAX / guess ? n * guess : SIZE_MAX;
 
-	xom_populate(batch(), (n < MAX_BATCH ? n : MAX_BATCH) * guess);
+	if (want > batch_cap() - b_.used)
+		grow_batch(b_.used + want);
+	xom_populate(batch() + b_.used, want < batch_cap() - b_.used
+	                                ? want : batch_cap() - b_.used);
 	xom_objects_reserve(n);
 }
 
@@ -374,18 +451,57 @@ static void say_scanning(size_t k, unsigned long bytes)
 		    k, k == 1 ? "" : "s", (bytes + (1ul << 19)) >> 20);
 }
 
+/*
+ * Room for n entries of size each for one pass: fixed, its own table of
+ * BATCH_ARRIVALS entries, when they fit, else a mapping, whose length
+ * *mapped says (0: none), for the pass to unmap.  NULL when there is no
+ * memory for it.
+ */
+static XOM_RARE void *pass_map(size_t n, size_t each, size_t *mapped)
+{
+	void *p = x_mmap(NULL, n * each, PROT_READ | PROT_WRITE,
+	                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (X_MAP_FAILED(p))
+		return NULL;
+	*mapped = n * each;
+	return p;
+}
+
+static void *pass_room(void *fixed, size_t n, size_t each, size_t *mapped)
+{
+	*mapped = 0;
+	return n <= BATCH_ARRIVALS ? fixed : pass_map(n, each, mapped);
+}
+
+static void pass_room_free(void *p, size_t mapped)
+{
+	if (mapped)
+		x_munmap(p, mapped);
+}
+
 /* One helper run for every object no store had; it also keeps the set
  * of the whole batch's plans, for its next run. */
-static void plan_misses(void **mem, size_t *len)
+static XOM_RARE void plan_misses(void **mem)
 {
-	static const char *paths[MAX_BATCH] XOM_COLD;
-	static const struct xom_plan_head *plans[MAX_BATCH] XOM_COLD;
-	static const char *whys[MAX_BATCH] XOM_COLD;
-	static struct arrival *slot[MAX_BATCH] XOM_COLD;
-	static const struct xom_plan_key *keys[MAX_BATCH] XOM_COLD;
-	size_t k = 0, nkeys = 0;
+	static const char *s_paths[BATCH_ARRIVALS] XOM_COLD;
+	static const struct xom_plan_head *s_plans[BATCH_ARRIVALS] XOM_COLD;
+	static const char *s_whys[BATCH_ARRIVALS] XOM_COLD;
+	static struct arrival *s_slot[BATCH_ARRIVALS] XOM_COLD;
+	static const struct xom_plan_key *s_keys[BATCH_ARRIVALS] XOM_COLD;
+	size_t k = 0, nkeys = 0, m[5];
 	unsigned long bytes = 0;
+	const char **paths = pass_room(s_paths, nbatch, sizeof(*paths), &m[0]);
+	const struct xom_plan_head **plans = pass_room(s_plans, nbatch, sizeof(*plans), &m[1]);
+	const char **whys = pass_room(s_whys, nbatch, sizeof(*whys), &m[2]);
+	struct arrival **slot = pass_room(s_slot, nbatch, sizeof(*slot), &m[3]);
+	const struct xom_plan_key **keys = pass_room(s_keys, nbatch, sizeof(*keys), &m[4]);
 
+	if (!paths || !plans || !whys || !slot || !keys) {
+		xom_notice("no memory for the scanner's list of %zu objects; they are left unprotected",
+		           nbatch);
+		goto out;
+	}
 	EACH_ARRIVAL(a) {
 		if (wants_plan(a))
 			keys[nkeys++] = &a->key;
@@ -400,15 +516,20 @@ static void plan_misses(void **mem, size_t *len)
 		bytes += a->hi - a->lo;
 	}
 	if (!k)
-		return;
+		goto out;
 	say_scanning(k, bytes);
-	if (xom_helper_run(paths, k, nkeys >= 2 ? keys : NULL, nkeys, plans, whys,
-	                   mem, len) != 0)
-		return;
+	/* A run that failed said so; the plans of those that did not hold. */
+	xom_helper_run(paths, k, nkeys >= 2 ? keys : NULL, nkeys, plans, whys, mem);
 	for (size_t j = 0; j < k; j++) {
 		slot[j]->plan = plans[j];
 		slot[j]->why = whys[j];
 	}
+out:
+	pass_room_free(paths, m[0]);
+	pass_room_free(plans, m[1]);
+	pass_room_free(whys, m[2]);
+	pass_room_free(slot, m[3]);
+	pass_room_free(keys, m[4]);
 }
 
 /*
@@ -418,7 +539,8 @@ static void plan_misses(void **mem, size_t *len)
  * up among them, so a batch of k arrivals with n objects known costs
  * O((n + k) log k), not n * k.
  */
-static const struct arrival *by_lo[MAX_BATCH] XOM_COLD;
+static const struct arrival *by_lo_fixed[BATCH_ARRIVALS] XOM_COLD;
+static const struct arrival **by_lo;
 
 static int lo_before(size_t x, size_t y)
 {
@@ -464,10 +586,13 @@ static void forget_stale(struct xom_object *o, void *arg)
 
 static void forget_overlapped(void)
 {
-	size_t n = 0;
+	size_t n = 0, mapped;
 
 	if (xom_objects_none())
 		return;         /* the first batch: nothing known to go stale */
+	by_lo = pass_room(by_lo_fixed, nbatch, sizeof(*by_lo), &mapped);
+	if (!by_lo)
+		return;         /* left as they are: the cost of no memory */
 	EACH_ARRIVAL(a)
 		by_lo[n++] = a;
 	for (size_t i = n / 2; i-- > 0; )
@@ -479,6 +604,8 @@ static void forget_overlapped(void)
 		sift(0, end - 1);
 	}
 	xom_objects_each(forget_stale, &n);
+	pass_room_free(by_lo, mapped);
+	by_lo = NULL;
 }
 
 /* ---- pass 3 ------------------------------------------------------------ */
@@ -538,6 +665,7 @@ void xom_batch_abandon(void)
 	/* The plans read for it lie in the batch's table: the next batch
 	 * must not read its own after them, over its arrivals. */
 	xom_store_read_wipe();
+	batch_unmap();
 }
 
 void xom_started_up(void)
@@ -566,7 +694,7 @@ static int end_batch(void)
 		refused += a->outcome == XOM_UNPROTECTED;
 	}
 	if (dropped)
-		xom_notice("%zu objects arrived at once, more than xom can take; they are left unprotected",
+		xom_notice("%zu objects arrived at once, more than xom found memory for; they are left unprotected",
 		        dropped);
 	batch_empty();
 	if (!refused || !xom_opt.require)
@@ -602,7 +730,6 @@ static int run_batch(void (*apply)(void))
 {
 	struct xom_stores st;
 	void *mem = NULL;
-	size_t len = 0;
 
 	xom_enter();
 	xom_stores_open(&st, nbatch);
@@ -612,7 +739,7 @@ static int run_batch(void (*apply)(void))
 		classify(a);
 	}
 	if (find_plans(&st))
-		plan_misses(&mem, &len);
+		plan_misses(&mem);
 	name_program();
 	xom_profile_open();
 	if (apply) {
@@ -632,7 +759,8 @@ static int run_batch(void (*apply)(void))
 			xom_say("the program replaced xom's SIGSEGV handler with a raw system call; xom put its own back in front, and passes the program's faults on to it");
 	}
 	xom_stores_close(&st);
-	xom_helper_release(mem, len);
+	batch_unmap();
+	xom_helper_release(mem);
 	xom_profile_close();
 	xom_leave();
 	return rc;
@@ -643,6 +771,7 @@ int xom_batch_run(void)
 	/* Nothing arrived (a sync after an unload): no batch, no calls. */
 	if (!xom_active || (!nbatch && !dropped)) {
 		batch_empty();
+		batch_unmap();
 		return 0;
 	}
 	return run_batch(NULL);
@@ -652,6 +781,7 @@ int xom_batch_run_walk(void (*walk)(void))
 {
 	if (!xom_active || (!nbatch && !dropped)) {
 		batch_empty();
+		batch_unmap();
 		return 0;
 	}
 	return run_batch(walk);

@@ -86,6 +86,12 @@ void xom_refuse(const char *why)
 	xom_notice("%s; running unprotected: %s", why, waived);
 }
 
+/* For the fallback folder's look at /run/user (options.c) [fault]. */
+static int run_lstat(const char *path, struct stat *st)
+{
+	return x_lstat(path, st) == 0 ? 0 : -1;
+}
+
 const char *xom_store_dir(int i, char *buf, size_t cap)
 {
 	return xom_dir_path(&store_dirs, i, buf, cap);
@@ -122,7 +128,7 @@ int xom_start(const char *who)
 		return 0;
 	/* The kernel's word at exec, which no system call needs to fetch. */
 	xom_euid = (unsigned)getauxval(AT_EUID);
-	xom_store_dirs(&xom_opt, xom_secure, xom_euid, &store_dirs);
+	xom_store_dirs(&xom_opt, xom_secure, xom_euid, run_lstat, &store_dirs);
 	xom_helper_locate();
 	xom_fault_install();
 	xom_active = 1;

@@ -95,13 +95,14 @@ static int map_store(struct xom_store *s, int i, int read)
 	s->map = NULL;
 	s->len = 0;
 	s->fd = -1;
+	/* Before the path: the fallback's may take a look at /run/user. */
+	if (absent[i])
+		return -1;
 	const char *dir = xom_store_dir(i, path, sizeof(path) - 8);
 	if (!dir)
 		return -1;
 	size_t n = strlen(dir);
 	memcpy(path + n, "/" XOM_STORE_INDEX, sizeof("/" XOM_STORE_INDEX));
-	if (absent[i])
-		return -1;
 	long fd = x_open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
 	if (fd == -ENOENT)
 		absent[i] = 1;

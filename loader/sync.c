@@ -119,8 +119,9 @@ int xom_sync_objects(void)
 	    && w.subs == __atomic_load_n(&last_subs, __ATOMIC_ACQUIRE))
 		return 0;
 	xom_enter();
-	/* At most this many objects are new: glibc counts every one added. */
-	xom_batch_reserve((size_t)(w.adds - last_adds));
+	/* At most this many objects are new: glibc counts every one added.
+	 * (Another thread may have synced since the counts were read.) */
+	xom_batch_reserve(w.adds > last_adds ? (size_t)(w.adds - last_adds) : 0);
 	generation++;
 	w.first = 1;
 	dl_iterate_phdr(collect, &w);

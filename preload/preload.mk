@@ -26,3 +26,7 @@ $(RT_BIN)/libxom-tiny.so: $(RUNTIME_OBJ) $(B)/loader/storeread-tiny.o $(PRELOAD_
 	$(CC) -o $@ $(filter-out $(B)/loader/storeread.o,$(RUNTIME_OBJ)) \
 		$(B)/loader/storeread-tiny.o $(PRELOAD_OBJ) $(XLDFLAGS) \
 		$(RUNTIME_LDFLAGS) $(PRELOAD_LDFLAGS)
+$(RT_BIN)/libxom-small.so: $(RT_SMALL_OBJ) $(RT_SMALL_REST) $(PRELOAD_OBJ) preload/preload.map
+	@mkdir -p $(@D)
+	$(CC) -o $@ $(RT_SMALL_OBJ) $(RT_SMALL_REST) $(PRELOAD_OBJ) \
+		$(XLDFLAGS) $(RUNTIME_LDFLAGS) $(PRELOAD_LDFLAGS)

@@ -452,8 +452,14 @@ static int dir_trusted(const char *dir, int shared, char *why, size_t cap)
 
 	if (lstat(dir, &st) != 0)
 		return say(why, cap, "cannot use", dir);
-	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid()
-	    || (st.st_mode & (shared ? 022 : 077))) {
+	/* Named, since it is someone to talk to: a folder in /tmp is anyone's
+	 * to make first. */
+	if (S_ISDIR(st.st_mode) && st.st_uid != geteuid()) {
+		snprintf(why, cap, "%s belongs to uid %u, not to you (uid %u): that user made it first",
+		         dir, (unsigned)st.st_uid, (unsigned)geteuid());
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode) || (st.st_mode & (shared ? 022 : 077))) {
 		snprintf(why, cap, "%s is not a directory that only you %s", dir,
 		         shared ? "can write to" : "can use (mode 0700)");
 		return -1;

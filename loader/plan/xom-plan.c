@@ -96,8 +96,12 @@ static void keep(const char *store, const char *fallback,
 		        why, fallback);
 		return;
 	}
-	fprintf(stderr, "xom: cannot keep plans in the cache (%s)%s%s; every start scans again\n",
-	        why, fallback ? ", nor in " : "", fallback ? fallback : "");
+	if (fallback)
+		fprintf(stderr, "xom: cannot keep plans in the cache (%s), nor in %s (%s); every start scans again\n",
+		        why, fallback, why2);
+	else
+		fprintf(stderr, "xom: cannot keep plans in the cache (%s); every start scans again\n",
+		        why);
 }
 
 static void usage(void)

@@ -460,6 +460,62 @@ test_check_fallback() {
 	rm -rf "$d"
 }
 
+# A user whose home cannot be written, without XDG_RUNTIME_DIR, and whose
+# /tmp/xom-UID another user made first.  With no folder of its own under
+# /run/user, every start scans and says so, in one line that names the
+# user who made the folder; with one (logind's, which nobody but root can
+# make), plans go there, and the next start is quiet and scans nothing.
+# A uid that no one uses, so that the shared /tmp/xom-UID is the test's.
+test_fallback_squatted() {
+	local d u s i said
+	if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
+		t_skip fallback-squatted "needs root, and setpriv, to run as other users"; return
+	fi
+	u=$((40000 + $$ % 20000))
+	while [ -e "/tmp/xom-$u" ] || [ -e "/run/user/$u" ] || getent passwd "$u" >/dev/null ||
+		getent passwd $((u + 1)) >/dev/null; do
+		u=$((u + 2))
+	done
+	s=$((u + 1))
+	d=$(mktemp -d /tmp/xom-sq.XXXXXX) && chmod 755 "$d" && mkdir -m 755 "$d/home" "$d/bin" &&
+		cp "$xom" "$B/libxom.so" "$B/xom-plan" "$d/bin/" &&
+		mkdir -m 700 "/tmp/xom-$u" && chown "$s:$s" "/tmp/xom-$u" ||
+		{ t_fail fallback-squatted "setup"; rm -rf "$d" "/tmp/xom-$u"; return; }
+	sq_runs() { # sq_runs N: N starts as user u, stderr of start i in $tmp/sq$i
+		for i in $(seq "$1"); do
+			setpriv --reuid="$u" --regid="$u" --clear-groups env -i PATH=/usr/bin:/bin \
+				HOME="$d/home" XOM_OPTIONS=backend=none:store=off:verbose=1 \
+				LD_PRELOAD="$d/bin/libxom.so" /bin/true 2>"$tmp/sq$i"
+		done
+	}
+	sq_runs 2
+	said=$(setpriv --reuid="$u" --regid="$u" --clear-groups env -i PATH=/usr/bin:/bin \
+		HOME="$d/home" "$d/bin/xom" check 2>&1 | grep '^fallback')
+	local line="cannot keep plans in the cache (.*), nor in /tmp/xom-$u (/tmp/xom-$u belongs to uid $s, not to you (uid $u): that user made it first); every start scans again\$"
+	if grep -q "$line" "$tmp/sq1" && grep -q "$line" "$tmp/sq2" &&
+		[ "$(grep -vc 'pages\? execute-only\|scanning' "$tmp/sq2")" = 1 ] &&
+		case $said in *"/tmp/xom-$u: not used: its owner is uid $s, not you") ;; *) false ;; esac; then
+		t_pass fallback-squatted
+	else
+		t_fail fallback-squatted "first: $(cat "$tmp/sq1"); second: $(cat "$tmp/sq2"); check: $said"
+	fi
+	if [ "$(stat -c '%u %a' /run/user 2>/dev/null)" != "0 755" ]; then
+		t_skip fallback-run-user "this machine has no /run/user of root's, mode 0755 (logind's)"
+	elif mkdir -m 700 "/run/user/$u" && chown "$u:$u" "/run/user/$u"; then
+		sq_runs 2
+		if grep -q "keeping them in /run/user/$u/xom\$" "$tmp/sq1" && [ -s "/run/user/$u/xom/plans" ] &&
+			! grep -v 'pages\? execute-only' "$tmp/sq2" | grep -q . &&
+			grep -q 'libc.so.6: [0-9]* pages execute-only' "$tmp/sq2"; then
+			t_pass fallback-run-user
+		else
+			t_fail fallback-run-user "first: $(cat "$tmp/sq1"); second: $(cat "$tmp/sq2")"
+		fi
+	else
+		t_fail fallback-run-user "cannot make /run/user/$u"
+	fi
+	rm -rf "$d" "/tmp/xom-$u" "/run/user/$u"
+}
+
 test_status() {
 	local pid
 	run_rc status 0 "$xom" status --self || return
@@ -487,6 +543,45 @@ test_status_gone() {
 	has "$tmp/err" "process $pid: no such process" || { t_fail status-gone "$(cat "$tmp/err")"; return; }
 	run_rc status-gone 1 "$xom" status 999999999 &&
 		has "$tmp/err" "no such process" && t_pass status-gone
+}
+
+# xom status reads each mapped file's key through the mapping itself
+# (/proc/PID/map_files), never through the name that smaps shows, which
+# belongs to the process's owner: here another user's program whose file
+# was removed, and "FILE (deleted)" made a link to a FIFO.  A writer
+# blocked on the FIFO is let through by any open of it.  Root's status
+# must not open it, nor hang, and must find the plan of the file really
+# mapped ("?": found, but not in force); the owner's own status, which
+# may not use map_files, must not open it either.
+test_status_replaced() {
+	local d u="setpriv --reuid=65534 --regid=65534 --clear-groups" pid w i rc rc2 col col2
+	if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
+		t_skip status-replaced "needs root, and setpriv, to run a process as another user"; return
+	fi
+	d=$(mktemp -d /tmp/xom-st.XXXXXX) && chmod 755 "$d" && mkdir -m 755 "$d/bin" &&
+		cp "$xom" "$d/bin/" && cp "$(command -v sleep)" "$d/prog" && mkfifo "$d/fifo" &&
+		"$xom" cache build "$d/prog" >/dev/null 2>&1 ||
+		{ t_fail status-replaced "setup"; rm -rf "$d"; return; }
+	$u "$d/prog" 60 & pid=$!
+	i=0
+	while [ "$(cat "/proc/$pid/comm" 2>/dev/null)" != prog ] && [ $i -lt 200 ]; do
+		sleep 0.05; i=$((i + 1))
+	done
+	rm "$d/prog" && ln -s fifo "$d/prog (deleted)"
+	(exec 3>"$d/fifo"; echo opened >"$d/opened") & w=$!
+	timeout 20 "$xom" status "$pid" >"$tmp/out" 2>"$tmp/err"; rc=$?
+	timeout 20 $u "$d/bin/xom" status "$pid" >"$tmp/out2" 2>"$tmp/err2"; rc2=$?
+	sleep 0.3
+	col=$(grep -F "$d/prog (deleted)" "$tmp/out" | awk '{ print $4 }')
+	col2=$(grep -F "$d/prog (deleted)" "$tmp/out2" | awk '{ print $4 }')
+	if [ ! -e "$d/opened" ] && [ $rc = 0 ] && [ "$col" = "?" ] && [ $rc2 = 0 ] && [ "$col2" = "-" ]; then
+		t_pass status-replaced
+	else
+		t_fail status-replaced "FIFO opened: $([ -e "$d/opened" ] && echo yes || echo no); root: exit $rc, '$col', $(head -c 400 "$tmp/out" "$tmp/err"); owner: exit $rc2, '$col2', $(head -c 300 "$tmp/err2")"
+	fi
+	(: <>"$d/fifo") 2>/dev/null
+	kill "$pid" "$w" 2>/dev/null; wait "$pid" "$w" 2>/dev/null
+	rm -rf "$d"
 }
 
 # Only --xp with a non-zero key counts as execute-only (on made-up smaps
@@ -1176,8 +1271,9 @@ for t in test_help test_usage test_run_options test_run_static test_run_setuid \
 	test_run_notfound test_run_script test_run_script_plain test_run_script_interp \
 	test_run_status test_run_signal test_run_forward test_run_fate test_run_pdeathsig \
 	test_run_stop test_run_tty test_run_env test_run_nopku test_scan test_check \
-	test_check_values test_check_options test_check_cache test_check_fallback test_status \
-	test_status_gone test_status_count test_install test_man test_readme_keys \
+	test_check_values test_check_options test_check_cache test_check_fallback \
+	test_fallback_squatted test_status \
+	test_status_gone test_status_replaced test_status_count test_install test_man test_readme_keys \
 	test_cache_usage test_cache_build_closure test_cache_build_errors \
 	test_cache_progress test_cache_stale test_cache_prune_sets test_cache_prune_concurrent \
 	test_cache_system_root test_cache_system_walk test_cache_system_store test_cache_forged \

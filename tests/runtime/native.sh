@@ -222,6 +222,61 @@ XDG_CACHE_HOME=$W/many XOM_OPTIONS=$BASE:backend=none:verbose=1 LD_PRELOAD=$P \
 	"$L/manyprog" "$L/libswap1.so" "$L/libswap2.so" "$L/libbulk.so" "$L/libtarget.so" \
 	>"$W/out" 2>"$W/err"; rc=$?
 t_check objects-hashed '[ $rc = 0 ] && [ "$(cat $W/out)" = "many 135" ] && [ $(grep -Ec "libmany[0-9].so: [0-9]+ pages? execute-only" $W/err) = 10 ] && [ $(grep -Ec "/(libswap1|libswap2|libbulk|libtarget).so: [0-9]+ pages? execute-only" $W/err) = 4 ] && [ $(grep -c "libc.so.6: " $W/err) = 1 ]' "rc $rc: $(cat $W/out) $(err)"
+
+# ---- no fixed number of objects ----------------------------------------------
+# hugeprog needs 1,100 libraries of its own (copies of one, each its own
+# file): with itself, the door's library, libc and ld.so, 1,104 objects
+# with code arrive in the start-up's one batch, more than the runtime's
+# own tables hold (1,024) and more files than one run of the helper
+# takes.  Every one must be planned, once: libc and ld.so, which come
+# last, too.  Then two libraries loaded after start-up are planned, and
+# nothing known is planned again.  The audit door also plans its own
+# namespace: the module and its libc (ld.so is shared).  The program is
+# built here, not under build/, whose every file the emulated-PKU guests
+# get: one small library compiled once, without the C library, and copied.
+H=$W/hugeprog HUGE=$W/hugeprog/hugeprog
+mkdir -p "$H/lib"
+gcc -O2 -DHUGE_LIB -shared -fPIC -nostdlib -Wl,--build-id=none -o "$H/one.so" "$R/tests/runtime/huge.c"
+i=0 libs=
+while [ $i -lt 1100 ]; do cp "$H/one.so" "$H/lib/libhuge$i.so"; libs="$libs -lhuge$i"; i=$((i + 1)); done
+# shellcheck disable=SC2086 # one word per library
+gcc -O2 -o "$HUGE" "$R/tests/runtime/huge.c" -L"$H/lib" -Wl,--no-as-needed $libs -Wl,-rpath,"$H/lib"
+huge() { # huge NAME DOOR LIBRARY CACHE OBJECTS: hugeprog cold, then warm
+	name=$1 door=$2 lib=$3 cache=$4 objects=$5
+	for pass in cold warm; do
+		XDG_CACHE_HOME=$cache XOM_OPTIONS=$BASE:backend=none:verbose=2 env "$door=$lib" \
+			"$HUGE" "$L/libswap1.so" "$L/libtarget.so" >"$W/out" 2>"$W/err"; rc=$?
+		planned=$(grep -Ec "/libhuge[0-9]+\.so: 1 page execute-only" $W/err)
+		distinct=$(grep -Eo "/libhuge[0-9]+\.so: 1 page execute-only" $W/err | sort -u | wc -l)
+		t_check "$name-$pass" '[ $rc = 0 ] && [ "$(cat $W/out)" = "huge 2" ] && [ $planned = 1100 ] && [ $distinct = 1100 ] && grep -q "^xom: $objects objects protected: " $W/err && grep -q "/hugeprog: 1 page execute-only" $W/err && [ $(grep -Ec "/libc\.so\.6: [0-9]+ pages execute-only" $W/err) = $((objects - 1103)) ] && [ $(grep -c "/ld-linux-x86-64\.so\.2: [0-9]* pages execute-only" $W/err) = 1 ] && [ $(grep -Ec "/(libswap1|libtarget)\.so: 1 page execute-only" $W/err) = 2 ] && ! grep -q "unprotected\|cannot name" $W/err' "rc $rc, $planned planned ($distinct distinct): $(cat $W/out) $(grep -v libhuge $W/err | head -c 1500)"
+	done
+}
+huge objects-1104-preload LD_PRELOAD "$P" "$W/huge" 1104
+huge objects-1104-audit LD_AUDIT "$A" "$W/huge" 1105
+# The same through runtimes with room for 8 arrivals, 16 objects and 5
+# files a helper run: the batch grows inside the dynamic linker's
+# callbacks, the object table maps seven blocks and its hash grows as
+# often, and the cold start runs the helper 221 times.  Then the
+# start-ups and the dlopen tests above, through them.
+mkdir -p "$W/small"
+cp "$L/libxom-small.so" "$L/libxom-audit-small.so" "$B/xom-plan" "$W/small/"
+huge objects-small-tables-preload LD_PRELOAD "$W/small/libxom-small.so" "$W/huge-small" 1104
+huge objects-small-tables-audit LD_AUDIT "$W/small/libxom-audit-small.so" "$W/huge-small" 1105
+XDG_CACHE_HOME=$W/many XOM_OPTIONS=$BASE:backend=none:verbose=1 LD_PRELOAD=$W/small/libxom-small.so \
+	"$L/manyprog" "$L/libswap1.so" "$L/libswap2.so" "$L/libbulk.so" "$L/libtarget.so" \
+	>"$W/out" 2>"$W/err"; rc=$?
+t_check objects-small-tables-many '[ $rc = 0 ] && [ "$(cat $W/out)" = "many 135" ] && [ $(grep -Ec "libmany[0-9].so: [0-9]+ pages? execute-only" $W/err) = 10 ] && [ $(grep -Ec "/(libswap1|libswap2|libbulk|libtarget).so: [0-9]+ pages? execute-only" $W/err) = 4 ] && [ $(grep -c "libc.so.6: " $W/err) = 1 ]' "rc $rc: $(cat $W/out) $(err)"
+# (A cache of their own: a plan for libtarget.so in the main one would let
+# require-dlopen-refused below plan its copy.)
+for door in LD_PRELOAD LD_AUDIT; do
+	if [ $door = LD_PRELOAD ]; then lib=$W/small/libxom-small.so; else lib=$W/small/libxom-audit-small.so; fi
+	XDG_CACHE_HOME=$W/huge-small XOM_OPTIONS=$BASE:backend=none env "$door=$lib" \
+		"$T" cycle "$LIB" 200 >"$W/out" 2>"$W/err"
+	t_check "objects-small-tables-cycle-$door" 'grep -q "^PASS dlopen-cycle" $W/out' "$(cat $W/out; err)"
+	XDG_CACHE_HOME=$W/huge-small XOM_OPTIONS=$BASE:backend=none env "$door=$lib" \
+		"$T" threads "$LIB" 8 0.5 0 >"$W/out" 2>"$W/err"
+	t_check "objects-small-tables-threads-$door" 'grep -q "^PASS dlopen-threads" $W/out' "$(cat $W/out; err)"
+done
 # A library unloaded and loaded again at its old address behind the door:
 # the door must find the object it knows there, by its span, and not
 # protect it as a new one (which would leave two entries for one mapping).
