@@ -500,6 +500,19 @@ long_read 1 xom
 long_read 2 readable table
 fwd_evex8 0 xom
 fwd_evex8 1 xom
+cgoto 0 xom
+cgoto 1 xom
+cgoto_read 0 xom
+cgoto_read 1 readable table
+cgoto_spill 0 xom
+cgoto_spill 1 readable table
+cgoto_deref 0 xom
+cgoto_deref 1 readable table
+cgoto_self 0 xom
+cgoto_self 1 readable table
+cgoto_nocfi 1 readable table
+cgoto_base 0 xom
+cgoto_base 1 readable table
 pad_last 0 xom
 '
 
