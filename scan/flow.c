@@ -342,8 +342,9 @@ static void control(struct flow *f, const struct fin *x, struct path *p)
 			if (to == f->t0)
 				f->out |= OUT_JUMPED;
 			/* The second look at a computed goto's base
-			 * (flow_resolve()): the jump used the register up. */
-			if (f->consume)
+			 * (follow_bases()): in compiled code the jump used
+			 * the register up. */
+			if (f->consume && f->abi)
 				kill(&p->st, x->src);
 			if (flow_in_region(f, to))
 				go(f, p, to);

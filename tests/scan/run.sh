@@ -511,6 +511,8 @@ cgoto_self 1 readable table
 cgoto_nocfi 1 readable table
 cgoto_base 0 xom
 cgoto_base 1 readable table
+cgoto_mixed 0 xom
+cgoto_mixed 1 readable table
 pad_last 0 xom
 '
 

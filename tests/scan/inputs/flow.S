@@ -1300,6 +1300,20 @@ cgoto_nocfi:
 	ret
 	end_item cgoto_base
 
+/* 40h. The base of a computed goto in a function with CFI, loaded and
+ *      jumped through unchanged by code without CFI, after which the code
+ *      at the label passes the register to a call: no convention says the
+ *      register died at the jump there.  A table. */
+	pad pad_cgm
+	item cgoto_mixed
+	cgoto_body .Lcgm, cgm_ro
+	cgoto_target .Lcgm
+	end_item cgoto_mixed
+	.p2align 12, 0xcc
+cgoto_mixed_nocfi:
+	leaq	.Lcgm(%rip), %rdx
+	jmp	*%rdx
+
 	pad pad_last
 
 	.section .rodata, "a"
@@ -1317,6 +1331,8 @@ cgx_ro:
 cgn_ro:
 	.long	0, 0
 cgb_ro:
+	.long	0, 0
+cgm_ro:
 	.long	0, 0
 cgs_ro:
 	.long	1
