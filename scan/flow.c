@@ -18,6 +18,9 @@
  *     segment: a read of .rodata or .data, nothing in the code is read
  *     (the address may be the base or an unscaled index);
  *   - a jump or call through it: code;
+ *   - a jump through it plus an offset not known, in code with CFI: a
+ *     computed goto's base, whose other loads lose the register at the
+ *     jump (follow_bases());
  *   - a store of it into memory that is not the stack (through rbp only
  *     where flowstack.c shows rbp to be no frame pointer), a return of it
  *     by the ABI, or its hand-over as the return address of an indirect
@@ -338,8 +341,15 @@ static void control(struct flow *f, const struct fin *x, struct path *p)
 			uint64_t to = f->t0 + (uint64_t)p->st.off[x->src];
 			if (to == f->t0)
 				f->out |= OUT_JUMPED;
+			/* The second look at a computed goto's base
+			 * (follow_bases()): in compiled code the jump used
+			 * the register up. */
+			if (f->consume && f->abi)
+				kill(&p->st, x->src);
 			if (flow_in_region(f, to))
 				go(f, p, to);
+		} else if (f->abi) {
+			f->out |= OUT_COMPUTED;
 		}
 		/* A jump to the address plus an offset: a computed jump into
 		 * code, as in a switch.  The other registers that still hold
@@ -442,7 +452,13 @@ static int push_u64(struct flow *f, struct vec *v, uint64_t x)
 	return 0;
 }
 
-static int judge(struct flow *f, const struct cand *c)
+/* What following one load found, kept until every load was followed. */
+struct verdict {
+	unsigned out;
+	bool plausible;         /* the bytes there read as a function */
+};
+
+static int follow(struct flow *f, const struct cand *c, struct verdict *v)
 {
 	const struct fin *x;
 
@@ -471,20 +487,73 @@ static int judge(struct flow *f, const struct cand *c)
 	 * it is code, and dying there proves nothing. */
 	if (f->spilled && !(f->out & (OUT_STORED | OUT_JUMPED)))
 		f->out |= OUT_UNKNOWN;
+	v->out = f->out;
+	v->plausible = (f->out & (OUT_STORED | OUT_JUMPED)) == OUT_STORED &&
+	               flow_plausible(f, c->target);
+	return 0;
+}
+
+static int judge(struct flow *f, const struct cand *c, const struct verdict *v)
+{
 	/* Bytes that are read where the address points are data, whatever
 	 * else the address is used for: code there would be an entry that
 	 * ends the table read from there. */
-	if (f->out & (OUT_UNKNOWN | OUT_DATA) ||
-	    ((f->out & OUT_SELF) && (f->out & (OUT_STORED | OUT_JUMPED))) ||
-	    ((f->out & (OUT_STORED | OUT_JUMPED)) == OUT_STORED &&
-	     !flow_plausible(f, c->target))) {
+	if (v->out & (OUT_UNKNOWN | OUT_DATA) ||
+	    ((v->out & OUT_SELF) && (v->out & (OUT_STORED | OUT_JUMPED))) ||
+	    ((v->out & (OUT_STORED | OUT_JUMPED)) == OUT_STORED && !v->plausible)) {
 		if ((f->rc = scan_push_ref(f->s, c->target, 0, c->reason, true, c->at)))
 			return f->rc;
 		return push_u64(f, &f->data, c->target);
 	}
-	if (f->out & (OUT_STORED | OUT_JUMPED))
+	if (v->out & (OUT_STORED | OUT_JUMPED))
 		return push_u64(f, &f->code, c->target);
 	return 0;       /* dead, compared, or the base of a read elsewhere */
+}
+
+/*
+ * A computed goto, as GCC compiles glibc 2.41's printf: a code label is
+ * loaded, an offset read from .rodata is added to it, and the sum is
+ * jumped through (lea .Lbase(%rip), %rax; add %rax, %rdx; jmp *%rdx).
+ * Where the offset folds to zero, another load of the same label is
+ * jumped through unchanged, and the code there runs on with the register
+ * still holding the label, dead to the compiler, until a call hands it to
+ * a variadic function that spills it: unknown, and the label a table.
+ * In compiled code the jump uses the register up: so a label that some
+ * load in a function with CFI shows to be the base of a computed jump (an
+ * offset not known added, then jumped through) has its other loads that
+ * were jumped through, and seen to read nothing, followed again with the
+ * register that a jump goes through taken as dead at its target.  Only
+ * what happens after such a jump changes: a spill, a read or an unknown
+ * use before it, or a copy of the address in another register, gives the
+ * same verdict again; a load with any verdict of its own other than code
+ * keeps the address a table (add_code()), and the refs of a first walk
+ * stay.  Code without CFI keeps no convention that says a register is
+ * dead, and is left as it was.
+ */
+static bool worth_again(const struct verdict *v)
+{
+	return (v->out & OUT_JUMPED) && (v->out & OUT_UNKNOWN) &&
+	       !(v->out & (OUT_DATA | OUT_SELF));
+}
+
+static int follow_bases(struct flow *f, const struct cand *c, struct verdict *v,
+                        size_t n)
+{
+	struct vec bases = { .size = sizeof(uint64_t) };
+	int rc = 0;
+
+	for (size_t i = 0; i < n && !rc; i++)
+		if (v[i].out & OUT_COMPUTED)
+			rc = push_u64(f, &bases, c[i].target);
+	vec_sort_u64(&bases);
+	f->consume = true;
+	for (size_t i = 0; i < n && !rc && bases.n; i++)
+		if (worth_again(&v[i]) &&
+		    sorted_has_u64(bases.p, bases.n, c[i].target))
+			rc = follow(f, &c[i], &v[i]);
+	f->consume = false;
+	vec_free(&bases);
+	return rc;
 }
 
 /* Code, unless another load of the same address kept it a table. */
@@ -518,6 +587,7 @@ int flow_resolve(struct scan *s)
 		.data = { .size = sizeof(uint64_t) },
 	};
 	const struct cand *c = s->cands.p;
+	struct verdict *v = NULL;
 	cs_err ce;
 	int rc = 0;
 
@@ -538,10 +608,19 @@ int flow_resolve(struct scan *s)
 	if (!f.in || !f.seen || !f.gen || !f.visit_pc || !f.visit_n ||
 	    !f.visit_where)
 		rc = scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
+	if (!rc && !(v = calloc(s->cands.n, sizeof *v)))
+		rc = scan_fail(s, XOM_SCAN_ENOMEM, "out of memory");
 	for (size_t i = 0; i < s->cands.n && !rc; i++)
-		rc = judge(&f, &c[i]);
+		rc = follow(&f, &c[i], &v[i]);
+	if (!rc)
+		rc = follow_bases(&f, c, v, s->cands.n);
+	/* The verdicts, once each load is followed for the last time.  A
+	 * load followed again had added no refs the first time. */
+	for (size_t i = 0; i < s->cands.n && !rc; i++)
+		rc = judge(&f, &c[i], &v[i]);
 	if (!rc)
 		rc = add_code(&f);
+	free(v);
 	vec_free(&f.win);
 	vec_free(&f.tmp);
 	vec_free(&f.spans);

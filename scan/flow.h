@@ -80,6 +80,8 @@ enum {
 	OUT_ELSEWHERE = 16,     /* the base of a read outside the code */
 	OUT_ESCAPED = 32,       /* left in a scratch register at a return */
 	OUT_SELF = 64,          /* read at a known place that holds the address */
+	OUT_COMPUTED = 128,     /* jumped through at an offset not known, in
+	                           code with CFI: the base of a computed goto */
 };
 
 /* Caller-saved registers that carry no value back by the ABI: rcx, rsi,
@@ -140,6 +142,7 @@ struct flow {
 	uint64_t *visit_where;  /* where_digest() at the first visit */
 	uint32_t *gen, curgen;
 	bool spilled;           /* the address was put on the stack */
+	bool consume;           /* a jump through a register ends its life */
 	struct vec frames;      /* struct frame: code checked for stack addresses */
 	struct vec code;        /* uint64_t: found to be code */
 	struct vec data;        /* uint64_t: kept as tables */

@@ -7,11 +7,16 @@
 # so that a mistake there cannot hide a mistake in the scanner.
 
 SCANTEST_HELPERS := $(B)/tests/scan/scanq $(B)/tests/scan/elfq \
-	$(B)/tests/scan/corrupt
+	$(B)/tests/scan/corrupt $(B)/tests/scan/evex8
 
 $(B)/tests/scan/%: tests/scan/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(XCFLAGS) -o $@ $< $(XLDFLAGS)
+
+# The one helper that asks the disassembler, linked as the scanner is.
+$(B)/tests/scan/evex8: tests/scan/evex8.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(XCFLAGS) -o $@ $< $(XLDFLAGS) $(SCAN_LIBS)
 
 CHECKS += check-scan
 QUICK += check-scan

@@ -1192,6 +1192,128 @@ rbp_nocfi_b:
 	end_item alloc_unknown
 	cl_bytes .Lcc
 
+/* 40. glibc 2.41's printf: a computed goto.  The label is loaded twice.
+ *     One load adds an offset read from .rodata and jumps through the
+ *     sum; the other, where the offset folded to zero, jumps through the
+ *     label itself, and the code there runs on with the register still
+ *     holding it and passes it to a call (a variadic function spills it).
+ *     Only ever jumped through: code. */
+	.macro cgoto_body lab, ro
+	leaq	\lab(%rip), %rdx
+	cmpb	$1, %dil
+	ja	1f
+	movzbl	%dil, %eax
+	leaq	\ro(%rip), %rcx
+	movslq	(%rcx,%rax,4), %rdx
+	leaq	\lab(%rip), %rax
+	addq	%rax, %rdx
+	xorl	%eax, %eax
+	jmp	*%rdx
+1:	jmp	*%rdx
+	.endm
+	.macro cgoto_target lab
+	.p2align 12, 0xcc
+\lab:
+	call	memcpy@PLT
+	ret
+	.endm
+
+	pad pad_cg
+	item cgoto
+	cgoto_body .Lcg, cg_ro
+	cgoto_target .Lcg
+	movl	$2, %eax
+	ret
+	end_item cgoto
+
+/* 40b. The same, and a third load reads through the label: a table. */
+	pad pad_cgr
+	item cgoto_read
+	leaq	.Lcgr(%rip), %rsi
+	movl	(%rsi), %r9d
+	cgoto_body .Lcgr, cgr_ro
+	cgoto_target .Lcgr
+	end_item cgoto_read
+
+/* 40c. The same, but the label's register is spilled to the stack before
+ *      the computed jump: what else reads the slot is not known.  A
+ *      table. */
+	pad pad_cgs
+	item cgoto_spill
+	subq	$8, %rsp
+	.cfi_adjust_cfa_offset 8
+	leaq	.Lcgs(%rip), %rax
+	movq	%rax, (%rsp)
+	movslq	cgs_ro(%rip), %rdx
+	addq	%rax, %rdx
+	addq	$8, %rsp
+	.cfi_adjust_cfa_offset -8
+	jmp	*%rdx
+	leaq	.Lcgs(%rip), %rdx
+	jmp	*%rdx
+	cgoto_target .Lcgs
+	end_item cgoto_spill
+
+/* 40d. Added to, then read through instead of jumped through: a table
+ *      indexed from the label.  The label's other load is jumped
+ *      through as in 40. */
+	pad pad_cgd
+	item cgoto_deref
+	leaq	.Lcgd(%rip), %rax
+	addq	%rdi, %rax
+	movl	(%rax), %r9d
+	leaq	.Lcgd(%rip), %rdx
+	jmp	*%rdx
+	cgoto_target .Lcgd
+	end_item cgoto_deref
+
+/* 40e. The base of a computed goto that the code at the label reads
+ *      through the register it was jumped through, at an offset not
+ *      known: a table. */
+	pad pad_cgx
+	item cgoto_self
+	cgoto_body .Lcgx, cgx_ro
+	.p2align 12, 0xcc
+.Lcgx:
+	addq	%rdi, %rdx
+	movl	(%rdx), %eax
+	ret
+	end_item cgoto_self
+
+/* 40f. glibc's shape in code with neither CFI nor a function symbol, where
+ *      no calling convention says what a call reads: a table. */
+	pad pad_cgn
+	.p2align 12, 0xcc
+cgoto_nocfi:
+	cgoto_body .Lcgn, cgn_ro
+	cgoto_target .Lcgn
+
+/* 40g. The base of a computed goto whose other load, jumped through, is
+ *      then an unscaled index of a read at a known place in the code: a
+ *      table. */
+	pad pad_cgb
+	item cgoto_base
+	cgoto_body .Lcgb, cgb_ro
+	.p2align 12, 0xcc
+.Lcgb:
+	movl	(%rcx,%rdx), %eax
+	ret
+	end_item cgoto_base
+
+/* 40h. The base of a computed goto in a function with CFI, loaded and
+ *      jumped through unchanged by code without CFI, after which the code
+ *      at the label passes the register to a call: no convention says the
+ *      register died at the jump there.  A table. */
+	pad pad_cgm
+	item cgoto_mixed
+	cgoto_body .Lcgm, cgm_ro
+	cgoto_target .Lcgm
+	end_item cgoto_mixed
+	.p2align 12, 0xcc
+cgoto_mixed_nocfi:
+	leaq	.Lcgm(%rip), %rdx
+	jmp	*%rdx
+
 	pad pad_last
 
 	.section .rodata, "a"
@@ -1200,6 +1322,20 @@ ro_tab:
 	.long	1, 2, 3, 4
 jt:
 	.short	.Lj - .Lj, .Lj2 - .Lj
+cg_ro:
+	.long	0, 0
+cgr_ro:
+	.long	0, 0
+cgx_ro:
+	.long	0, 0
+cgn_ro:
+	.long	0, 0
+cgb_ro:
+	.long	0, 0
+cgm_ro:
+	.long	0, 0
+cgs_ro:
+	.long	1
 
 	.data
 	.p2align 4
