@@ -6,6 +6,7 @@
  * PROG dies with xom, so that xom stands for PROG as a whole.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 
 #include "../loader/options.h"
 #include "cmd.h"
+#include "static.h"
 
 const char run_usage[] =
 	"usage: xom run [OPTIONS] [--] PROG [ARGS...]\n"
@@ -320,13 +322,36 @@ static void forward(const siginfo_t *si, pid_t child)
 }
 
 /*
+ * Reaps every thread of a statically linked program that has something to
+ * report (xom is their tracer, so their stops come here too, with a
+ * SIGCHLD each) and lets static.c deal with it.  Returns 1 with the
+ * program's status once it has ended, else 0.
+ */
+static int reap_traced(struct static_run *sr, int *status)
+{
+	for (;;) {
+		int st;
+		pid_t r = waitpid(-1, &st, WNOHANG | __WALL);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return 0;
+		if (static_event(sr, r, st)) {
+			*status = sr->status;
+			return 1;
+		}
+	}
+}
+
+/*
  * Waits for the child, passing on the signals in set (blocked, so that
  * none is lost between the fork and this loop).  Forwarding and reaping
  * happen in this one loop, so a signal is never sent to the pid of a
  * child already reaped (which the kernel may have given to another).
  * Returns 0 with the child's status, or -1 after a message.
  */
-static int wait_forwarding(pid_t child, const sigset_t *set, int *status)
+static int wait_forwarding(pid_t child, const sigset_t *set, int *status,
+                           struct static_run *sr)
 {
 	for (;;) {
 		siginfo_t si;
@@ -345,6 +370,11 @@ static int wait_forwarding(pid_t child, const sigset_t *set, int *status)
 				raise(SIGSTOP);
 			continue;
 		}
+		if (sr) {
+			if (reap_traced(sr, status) != 0)
+				return 0;
+			continue;
+		}
 		pid_t r = waitpid(child, status, WNOHANG);
 		if (r == child)
 			return 0;
@@ -360,6 +390,7 @@ struct saved {
 	sigset_t mask;
 	struct sigaction chld;
 	pid_t parent;
+	int go;                 /* read end of the pipe that says "exec now" */
 };
 
 /* In the child: ties its life to xom's, gives back what xom changed, and
@@ -378,6 +409,16 @@ static void exec_child(const struct prog *p, char **argv,
 		_exit(RUN_EXIT_XOM);
 	sigaction(SIGCHLD, &sv->chld, NULL);
 	sigprocmask(SIG_SETMASK, &sv->mask, NULL);
+	/* A static program waits here until xom has seized it (or refused
+	 * it), so that the exec stops before its first instruction. */
+	if (sv->go >= 0) {
+		char c = 0;
+		while (read(sv->go, &c, 1) < 0 && errno == EINTR)
+			;
+		if (c != 'g')
+			_exit(RUN_EXIT_CANNOT);
+		close(sv->go);
+	}
 	prog_exec(p, argv);
 }
 
@@ -400,17 +441,75 @@ static int report_status(const char *prog, int status)
 	return RUN_EXIT_SIGNAL + sig;
 }
 
+/* Waits for a child that xom refused before its exec, and gives 126. */
+static int refused(pid_t child)
+{
+	int st;
+
+	while (waitpid(child, &st, __WALL) < 0 && errno == EINTR)
+		;
+	return RUN_EXIT_CANNOT;
+}
+
+/*
+ * Seizes the static program's child, lets it exec, and protects it
+ * (static.c).  Returns -1 to go on waiting (sr->traced: as its tracer),
+ * or an exit status: the child was refused, or has already ended.
+ */
+static int trace_child(struct static_run *sr, pid_t child, const int go[2])
+{
+	char why[512];
+	int seized;
+
+	close(go[0]);
+	sr->pid = child;
+	seized = static_seize(child, sr->so, why, sizeof why) == 0;
+	if (!seized) {
+		say("%s: %s; %s", sr->prog, why,
+		    sr->so->o.require ? "refused (require=1)" : "running it unprotected");
+		if (sr->so->o.require) {
+			close(go[1]);
+			return refused(child);
+		}
+	}
+	ssize_t w;
+	while ((w = write(go[1], "g", 1)) < 0 && errno == EINTR)
+		;
+	close(go[1]);
+	if (!seized)
+		return -1;
+	int r = static_start(sr);
+	if (r < 0) {
+		say("%s: lost the child while protecting it", sr->prog);
+		kill(child, SIGKILL);
+		refused(child);
+		return RUN_EXIT_XOM;
+	}
+	if (r == RUN_EXIT_CANNOT)
+		return refused(child);
+	if (sr->done)
+		return report_status(sr->prog, sr->status);
+	return -1;
+}
+
 /*
  * Runs PROG and waits.  xom waits instead of exec'ing in place so that it
  * can say how PROG died: a blocked read of code ends in SIGSEGV, and the
  * shell above would otherwise print only "Segmentation fault".
  */
-static int run_child(const struct prog *p, char **argv)
+static int run_child(const struct prog *p, char **argv, struct static_run *sr)
 {
 	static const struct sigaction dfl = { .sa_handler = SIG_DFL };
-	struct saved sv = { .parent = getpid() };
+	struct saved sv = { .parent = getpid(), .go = -1 };
+	int go[2] = { -1, -1 };
 	sigset_t set;
 	int status;
+
+	if (sr && pipe2(go, O_CLOEXEC) != 0) {
+		say("pipe: %s", strerror(errno));
+		return RUN_EXIT_XOM;
+	}
+	sv.go = go[0];
 
 	forwarded_signals(&set);
 	sigaddset(&set, SIGCHLD);
@@ -429,9 +528,48 @@ static int run_child(const struct prog *p, char **argv)
 	}
 	if (child == 0)
 		exec_child(p, argv, &sv);
-	if (wait_forwarding(child, &set, &status) != 0)
+	if (sr) {
+		int r = trace_child(sr, child, go);
+		if (r >= 0)
+			return r;
+		if (!sr->traced)
+			sr = NULL;
+	}
+	if (wait_forwarding(child, &set, &status, sr) != 0)
 		return RUN_EXIT_XOM;
 	return report_status(argv[0], status);
+}
+
+/*
+ * A statically linked program: the doors cannot reach it, so xom applies
+ * its plan from outside (static.c) when the machine has keys; the
+ * environment is set all the same, for the dynamically linked programs it
+ * runs.  Mode off runs it as it is; audit mode, which needs the runtime
+ * inside the program, refuses it.
+ */
+static int run_static(const struct prog *p, char **argv)
+{
+	static struct static_opts so;
+	struct static_run sr = { .so = &so, .prog = argv[0] };
+
+	if (static_options(&so) != 0)
+		return RUN_EXIT_XOM;
+	if (so.o.mode == XOM_OFF)
+		return run_child(p, argv, NULL);
+	if (so.o.mode == XOM_AUDIT) {
+		say("%s: cannot run it under xom: it is statically linked, and audit mode needs the runtime inside the program",
+		    argv[0]);
+		return RUN_EXIT_CANNOT;
+	}
+	if (so.why_not && so.o.backend != XOM_BACKEND_NONE) {
+		if (so.o.require) {
+			say("%s: cannot protect it: %s; refused (require=1)", argv[0], so.why_not);
+			return RUN_EXIT_CANNOT;
+		}
+		say("%s: cannot protect it: %s; running it unprotected", argv[0], so.why_not);
+		return run_child(p, argv, NULL);
+	}
+	return run_child(p, argv, &sr);
 }
 
 int cmd_run(int argc, char **argv)
@@ -447,5 +585,7 @@ int cmd_run(int argc, char **argv)
 		return r;
 	if (set_env(&ro, p.path) != 0)
 		return RUN_EXIT_XOM;
-	return run_child(&p, argv);
+	if (!p.is_static)
+		return run_child(&p, argv, NULL);
+	return run_static(&p, argv);
 }
