@@ -390,7 +390,9 @@ struct saved {
 	sigset_t mask;
 	struct sigaction chld;
 	pid_t parent;
-	int go;                 /* read end of the pipe that says "exec now" */
+	int go, go_w;           /* the pipe that says "exec now": the child
+	                           reads go and closes go_w, so that it sees
+	                           the end when xom closes its own */
 };
 
 /* In the child: ties its life to xom's, gives back what xom changed, and
@@ -413,6 +415,7 @@ static void exec_child(const struct prog *p, char **argv,
 	 * it), so that the exec stops before its first instruction. */
 	if (sv->go >= 0) {
 		char c = 0;
+		close(sv->go_w);
 		while (read(sv->go, &c, 1) < 0 && errno == EINTR)
 			;
 		if (c != 'g')
@@ -510,6 +513,7 @@ static int run_child(const struct prog *p, char **argv, struct static_run *sr)
 		return RUN_EXIT_XOM;
 	}
 	sv.go = go[0];
+	sv.go_w = go[1];
 
 	forwarded_signals(&set);
 	sigaddset(&set, SIGCHLD);
