@@ -10,9 +10,11 @@
  *   probe signals         prints "ready PID", then "got NAME" for each signal
  *                         it receives of those below; exits 0 after SIGTERM
  *   probe threads N       N threads each print a sum, one after the other
- *   probe threadread      a second thread reads a byte of the program's code
- *   probe forkread        a forked child reads a byte of the program's
- *                         code; the parent prints how the child ended
+ *   probe readfn          reads a byte of a function of its own that no
+ *                         instruction reads (through a pointer in data)
+ *   probe threadread      a second thread does what readfn does
+ *   probe forkread        a forked child does what readfn does; the parent
+ *                         prints how the child ended
  *   probe forkexec PROG ARGS...  a forked child execs PROG; the parent
  *                         prints how it ended
  *   probe pkru            prints the thread's PKRU (0 where the CPU has none)
@@ -79,11 +81,28 @@ static void *sum_thread(void *arg)
 	return NULL;
 }
 
+/* A function of the program's own, reached through a pointer in data:
+ * a direct read such as *(char *)main is a RIP-relative load of code,
+ * which the scanner sees and keeps that page readable for.  It starts a
+ * page of its own, so that it shares none with main, which readcode reads
+ * that way. */
+__attribute__((aligned(4096), noinline)) static void *code_target(void *arg)
+{
+	return arg;
+}
+static void *(*volatile own_code)(void *) = code_target;
+
+/* Reads a byte of own_code; what it printed, if it was not stopped. */
+static void read_own(const char *who)
+{
+	unsigned char a = *(volatile unsigned char *)(void *)own_code;
+	printf("%sread own code: %02x\n", who, a);
+}
+
 static void *read_thread(void *arg)
 {
 	(void)arg;
-	unsigned char a = *(volatile unsigned char *)(void *)main;
-	printf("thread read own code: %02x\n", a);
+	read_own("thread ");
 	return NULL;
 }
 
@@ -117,8 +136,7 @@ static int fork_child(char **argv)
 			execv(argv[0], argv);
 			_exit(127);
 		}
-		unsigned char a = *(volatile unsigned char *)(void *)main;
-		printf("child read own code: %02x\n", a);
+		read_own("child ");
 		_exit(0);
 	}
 	if (waitpid(c, &st, 0) != c)
@@ -184,6 +202,10 @@ int main(int argc, char **argv)
 	}
 	if (argc == 3 && !strcmp(argv[1], "threads"))
 		return run_threads(atoi(argv[2]), sum_thread);
+	if (argc == 2 && !strcmp(argv[1], "readfn")) {
+		read_own("");
+		return 0;
+	}
 	if (argc == 2 && !strcmp(argv[1], "threadread"))
 		return run_threads(1, read_thread);
 	if (argc == 2 && !strcmp(argv[1], "forkread"))
@@ -194,6 +216,6 @@ int main(int argc, char **argv)
 		printf("pkru %#x\n", pkru());
 		return 0;
 	}
-	fprintf(stderr, "usage: probe dlopen LIB | env NAME... | exit N | kill SIG | readcode | sleep N | signals | threads N | threadread | forkread | forkexec PROG ARGS... | pkru\n");
+	fprintf(stderr, "usage: probe dlopen LIB | env NAME... | exit N | kill SIG | readcode | readfn | sleep N | signals | threads N | threadread | forkread | forkexec PROG ARGS... | pkru\n");
 	return 2;
 }
