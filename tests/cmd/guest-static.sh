@@ -4,7 +4,9 @@
 # kinds of static program: glibc -static, glibc -static-pie, musl and Go.
 # Each must give the same output as without xom, run with its code --xp
 # under a key that its thread's PKRU denies reads of, and have a read of
-# its own code blocked and named in one xom: line.  A read from a thread,
+# its own code blocked and named in one xom: line; xom status --system
+# says "outside (static)" for it and "none (static)" for the same program
+# started without xom.  A read from a thread,
 # from a forked child and from a dynamically linked program it execs is
 # blocked too.  A stand-in that left the key readable would fail the
 # pkru and read tests.  The last line is the summary (tests/lib.sh).
@@ -63,17 +65,27 @@ protected() {
 	done
 	cat "/proc/$pid/smaps" >"$tmp/smaps" 2>/dev/null
 	"$xom" status "$pid" >"$tmp/status" 2>&1
-	kill "$pid" 2>/dev/null
+	# Beside it, the same program started without xom: xom status
+	# --system tells them apart.
+	"$prog" "$@" >"$tmp/plainpid" 2>/dev/null &
+	plain=$!
+	i=0
+	while [ ! -s "$tmp/plainpid" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	"$xom" status --system >"$tmp/system" 2>&1
+	kill "$pid" "$plain" 2>/dev/null
 	wait "$xpid" 2>/dev/null
+	wait "$plain" 2>/dev/null
 	pages=$(xo_pages "$tmp/smaps" "$(basename "$prog")")
 	key=$(awk -v want="$prog" '
 		/^[0-9a-f]+-[0-9a-f]+ / { perms = $2; path = $6; next }
 		/^ProtectionKey:/ { if (perms == "--xp" && path == want && $2 != 0) { print $2; exit } }' "$tmp/smaps")
 	if [ "${pages:-0}" -gt 0 ] && [ -n "$key" ] &&
-		awk -v p="$prog" '$NF == p && $1 > 0 { f = 1 } END { exit !f }' "$tmp/status"; then
+		awk -v p="$prog" '$NF == p && $1 > 0 { f = 1 } END { exit !f }' "$tmp/status" &&
+		grep -q "^ *$pid  outside (static) *[1-9]" "$tmp/system" &&
+		grep -q "^ *$plain  none (static) " "$tmp/system"; then
 		t_pass "$name"
 	else
-		t_fail "$name" "pid '$pid', $pages execute-only pages, key '$key'; status: $(tr '\n' '|' <"$tmp/status"); stderr: $(tr '\n' '|' <"$tmp/perr")"
+		t_fail "$name" "pid '$pid' (plain $plain), $pages execute-only pages, key '$key'; status: $(tr '\n' '|' <"$tmp/status"); system: $(grep -E "^ *($pid|$plain) " "$tmp/system" | tr '\n' '|'); stderr: $(tr '\n' '|' <"$tmp/perr")"
 	fi
 }
 
@@ -129,6 +141,14 @@ c_probe() {
 c_probe glibc probe-static
 c_probe pie probe-static-pie
 c_probe musl probe-musl
+
+# A static program that execs another in place: the new image gets a key
+# of its own at its exec event, and its read is named with its own path.
+prog=$dir/probe-musl
+run static-exec 139 "$xom" run -- "$dir/probe-static" exec "$prog" readfn &&
+	grep -q "^xom: blocked read of 0x[0-9a-f]* ($prog+0x" "$tmp/err" &&
+	! has "$tmp/out" "read own code" && t_pass static-exec ||
+	t_fail static-exec "$(tr '\n' '|' <"$tmp/out" "$tmp/err")"
 
 # Go: its runtime runs on several threads from the start; its own SIGSEGV
 # handler turns the blocked read into a fatal error (exit 2), after xom

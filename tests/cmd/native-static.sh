@@ -243,6 +243,15 @@ test_forkexec() {
 		t_fail static-forkexec "$(cat "$tmp/out")"
 }
 
+# A static program that execs another one in place: the new image is
+# planned and protected afresh, at its own exec event.
+test_exec() {
+	XOM_OPTIONS=backend=none:verbose=1 run_rc static-exec 9 "$xom" run -- "$sprobe" exec "$(realpath "$pie")" exit 9 || return
+	has "$tmp/err" "$(realpath "$sprobe"): " && has "$tmp/err" "$(realpath "$pie"): " &&
+		[ "$(grep -c 'would be made execute-only' "$tmp/err")" = 2 ] && t_pass static-exec ||
+		t_fail static-exec "$(cat "$tmp/err")"
+}
+
 # A tracer already attached (the ptracer traces xom and what it forks):
 # one line, and the program runs, or is refused under --require.
 test_tracer() {
@@ -288,7 +297,7 @@ test_script() {
 }
 
 for t in test_nopku test_plan test_traced test_status test_signal test_forward test_fate \
-	test_pdeathsig test_stop test_tty test_threads test_forkexec test_tracer test_noptrace \
+	test_pdeathsig test_stop test_tty test_threads test_forkexec test_exec test_tracer test_noptrace \
 	test_refusals test_script; do
 	$t
 done

@@ -17,6 +17,7 @@
  *                         prints how the child ended
  *   probe forkexec PROG ARGS...  a forked child execs PROG; the parent
  *                         prints how it ended
+ *   probe exec PROG ARGS...  execs PROG in place
  *   probe pkru            prints the thread's PKRU (0 where the CPU has none)
  *
  * Built dynamically linked, and statically linked (glibc -static and
@@ -210,12 +211,17 @@ int main(int argc, char **argv)
 		return run_threads(1, read_thread);
 	if (argc == 2 && !strcmp(argv[1], "forkread"))
 		return fork_child(NULL);
+	if (argc >= 3 && !strcmp(argv[1], "exec")) {
+		execv(argv[2], argv + 2);
+		perror("probe: exec");
+		return 127;
+	}
 	if (argc >= 3 && !strcmp(argv[1], "forkexec"))
 		return fork_child(argv + 2);
 	if (argc == 2 && !strcmp(argv[1], "pkru")) {
 		printf("pkru %#x\n", pkru());
 		return 0;
 	}
-	fprintf(stderr, "usage: probe dlopen LIB | env NAME... | exit N | kill SIG | readcode | readfn | sleep N | signals | threads N | threadread | forkread | forkexec PROG ARGS... | pkru\n");
+	fprintf(stderr, "usage: probe dlopen LIB | env NAME... | exit N | kill SIG | readcode | readfn | sleep N | signals | threads N | threadread | forkread | exec PROG ARGS... | forkexec PROG ARGS... | pkru\n");
 	return 2;
 }
