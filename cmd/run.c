@@ -46,11 +46,16 @@ const char run_usage[] =
 	"aside or leave something unprotected says so.  Signals sent to xom are\n"
 	"passed on to PROG, and PROG is killed if xom is.\n"
 	"\n"
+	"A statically linked PROG, which no dynamic linker loads libxom.so\n"
+	"into, is protected from outside: xom seizes it with ptrace before it\n"
+	"execs, applies its plan by injecting the key calls at its first\n"
+	"instruction, and stays its tracer to name its blocked reads.\n"
+	"\n"
 	"Exit status: PROG's; 128+N when PROG died by signal N (one line says\n"
 	"so); 64 usage; 125 xom failed (e.g. its libraries are missing); 126\n"
-	"PROG cannot run, or not under xom (statically linked, set-user-ID or\n"
-	"set-group-ID, file capabilities, not executable), or the runtime\n"
-	"refused it under --require; 127 PROG not found.\n";
+	"PROG cannot run, or not under xom (set-user-ID or set-group-ID, file\n"
+	"capabilities, not executable, static in audit mode), or it was\n"
+	"refused under --require; 127 PROG not found.\n";
 
 struct run_opts {
 	int audit, require, verbose;
@@ -558,13 +563,20 @@ static int run_static(const struct prog *p, char **argv)
 
 	if (static_options(&so) != 0)
 		return RUN_EXIT_XOM;
-	if (so.o.mode == XOM_OFF)
+	char real[PATH_MAX];
+	if (so.o.mode == XOM_OFF
+	    || xom_opt_excludes(&so.o, realpath(p->path, real) ? real : p->path))
 		return run_child(p, argv, NULL);
 	if (so.o.mode == XOM_AUDIT) {
 		say("%s: cannot run it under xom: it is statically linked, and audit mode needs the runtime inside the program",
 		    argv[0]);
 		return RUN_EXIT_CANNOT;
 	}
+	/* Pages that a profile keeps readable are not found for a static
+	 * program yet: its pages stay execute-only, which may stop it. */
+	if (so.o.profile)
+		say("%s: the profile %s is not applied to statically linked programs",
+		    argv[0], so.o.profile);
 	if (so.why_not && so.o.backend != XOM_BACKEND_NONE) {
 		if (so.o.require) {
 			say("%s: cannot protect it: %s; refused (require=1)", argv[0], so.why_not);
