@@ -306,7 +306,8 @@ static struct xom_plan_head *plan_find(const struct static_opts *so,
  * folder when there is no cache, as the runtime's helper does.  0, or -1
  * with why (in buf). */
 static int plan_make(const struct static_opts *so, const char *path,
-                     const struct xom_plan_key *k, char *buf, size_t cap)
+                     const char *name, const struct xom_plan_key *k, char *buf,
+                     size_t cap)
 {
 	char dir[PATH_MAX], helper[PATH_MAX];
 	struct cache_files l = { 0 };
@@ -328,6 +329,8 @@ static int plan_make(const struct static_opts *so, const char *path,
 		files_free(&l);
 		return -1;
 	}
+	if (so->o.verbose)
+		say("%s: no plan yet: scanning it for the first time", name);
 	struct cache_file *todo[1] = { &l.f[0] };
 	l.f[0].key = *k;
 	struct scan_opts o = { dir, 0, 1, 0, helper };
@@ -430,7 +433,7 @@ static int protect_image(struct inj *j, const struct static_opts *so,
 	if (!h) {
 		char exe[64];
 		snprintf(exe, sizeof exe, "/proc/%d/exe", (int)j->pid);
-		if (plan_make(so, exe, &im->key, buf, cap) != 0)
+		if (plan_make(so, exe, im->path, &im->key, buf, cap) != 0)
 			return -1;
 		if (!(h = plan_find(so, &im->key, &which))) {
 			snprintf(buf, cap, "its plan was made but cannot be read back");
