@@ -104,6 +104,23 @@ blocked() {
 	fi
 }
 
+# The corpus's static program (tests/vm/corpus.list): Debian's own
+# busybox-static, the guest's shell, running real applets under xom.  The
+# shell's exec of another applet is an exec in place, protected afresh.
+if [ "${1:-}" = busybox ]; then
+	prog=$(readlink -f /bin/busybox)
+	"$prog" seq 1 20000 >"$tmp/in"
+	same busybox-sha256sum sha256sum "$tmp/in"
+	same busybox-sort sort -r -n "$tmp/in"
+	same busybox-awk awk '{ s += $1 * $1 } END { print s }' "$tmp/in"
+	same busybox-sed sed -n 's/^\(1*\)2$/x\1/p' "$tmp/in"
+	same busybox-sh sh -c 'i=0; while [ $i -lt 200 ]; do i=$((i + 1)); echo $((i * i)); done; echo ${#PATH}'
+	same busybox-status sh -c 'exit 17'
+	protected busybox-xo sh -c 'echo $$; exec /bin/busybox sleep 30'
+	t_summary
+	exit
+fi
+
 # The C probe, linked three ways.
 c_probe() {
 	kind=$1 prog=$dir/$2
