@@ -471,8 +471,8 @@ static int trace_child(struct static_run *sr, pid_t child, const int go[2])
 
 	close(go[0]);
 	sr->pid = child;
-	seized = static_seize(child, sr->so, why, sizeof why) == 0;
-	if (!seized) {
+	seized = static_seize(child, why, sizeof why) == 0;
+	if (!seized && (sr->so->o.require || !static_quiet(sr->so))) {
 		say("%s: %s; %s", sr->prog, why,
 		    sr->so->o.require ? "refused (require=1)" : "running it unprotected");
 		if (sr->so->o.require) {
@@ -549,6 +549,19 @@ static int run_child(const struct prog *p, char **argv, struct static_run *sr)
 	return report_status(argv[0], status);
 }
 
+/* After xom itself has said that PROG runs unprotected, the programs that
+ * PROG starts stay quiet, as they do after a door's line under
+ * notice=once. */
+static void mark_said(const struct static_opts *so)
+{
+	const struct pair set[] = { { "notice", "done" } };
+	char opts[8192];
+
+	if (so->o.notice == XOM_NOTICE_ONCE
+	    && compose_options(opts, sizeof opts, set, 1) == 0)
+		setenv("XOM_OPTIONS", opts, 1);
+}
+
 /*
  * A statically linked program: the doors cannot reach it, so xom applies
  * its plan from outside (static.c) when the machine has keys; the
@@ -582,7 +595,11 @@ static int run_static(const struct prog *p, char **argv)
 			say("%s: cannot protect it: %s; refused (require=1)", argv[0], so.why_not);
 			return RUN_EXIT_CANNOT;
 		}
-		say("%s: cannot protect it: %s; running it unprotected", argv[0], so.why_not);
+		if (!static_quiet(&so)) {
+			say("%s: cannot protect it: %s; running it unprotected", argv[0],
+			    so.why_not);
+			mark_said(&so);
+		}
 		return run_child(p, argv, NULL);
 	}
 	return run_child(p, argv, &sr);

@@ -66,6 +66,11 @@ static const char *no_keys(void)
 	return NULL;
 }
 
+int static_quiet(const struct static_opts *so)
+{
+	return so->o.notice == XOM_NOTICE_OFF || so->o.notice == XOM_NOTICE_DONE;
+}
+
 int static_options(struct static_opts *so)
 {
 	char err[512];
@@ -99,8 +104,9 @@ struct held {
 	int n;
 };
 
-/* Resumes tid with req and waits for its next syscall stop; other stops
- * (signals) are held.  0, or -1 when the child is gone or ptrace failed. */
+/* Lets tid run to its next syscall stop (entry or exit); the signals that
+ * stop it on the way are held.  0, or -1 when the child is gone or ptrace
+ * failed. */
 static int to_syscall_stop(pid_t tid, struct held *h)
 {
 	for (;;) {
@@ -469,7 +475,7 @@ static int protect_image(struct inj *j, const struct static_opts *so,
 
 /* ---- the tracer -------------------------------------------------------------- */
 
-int static_seize(pid_t child, const struct static_opts *so, char *buf, size_t cap)
+int static_seize(pid_t child, char *buf, size_t cap)
 {
 	char path[64], line[256];
 	long tracer = 0;
@@ -479,7 +485,6 @@ int static_seize(pid_t child, const struct static_opts *so, char *buf, size_t ca
 	long opts = PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL
 		| PTRACE_O_TRACECLONE;
 
-	(void)so;
 	if (ptrace(PTRACE_SEIZE, child, 0, opts) == 0)
 		return 0;
 	int e = errno;
@@ -543,7 +548,7 @@ static int at_exec(struct static_run *sr, pid_t tid)
 		kill(tid, SIGKILL);
 		return -1;
 	}
-	if (r < 0)
+	if (r < 0 && !static_quiet(sr->so))
 		say("%s: cannot protect it: %s; running it unprotected",
 		    sr->im.path[0] ? sr->im.path : sr->prog, why);
 	release(&j, 1);

@@ -45,7 +45,11 @@ int static_options(struct static_opts *so);
 
 /* Seizes the child, which waits before its exec.  0, or -1 with why the
  * plan cannot be applied from outside in buf. */
-int static_seize(pid_t child, const struct static_opts *so, char *buf, size_t cap);
+int static_seize(pid_t child, char *buf, size_t cap);
+
+/* Whether notice= keeps the lines that say a program runs unprotected
+ * quiet (off, or done: an earlier process of the run said one). */
+int static_quiet(const struct static_opts *so);
 
 /* Waits for the seized child's exec and protects what it exec'd.  0 (it
  * runs; sr->traced says whether xom still watches it, sr->done whether it

@@ -93,6 +93,14 @@ test_nopku() {
 	[ "$(xom_lines "$tmp/err")" = 1 ] && has "$tmp/err" "no memory protection keys" &&
 		has "$tmp/err" "running it unprotected" ||
 		{ t_fail static-nopku "not one line: $(cat "$tmp/err")"; return; }
+	# Once per run: a dynamically linked program that it starts stays
+	# quiet (notice=once); notice=off says nothing at all.
+	run_rc static-nopku 0 "$xom" run -- "$sprobe" forkexec "$dyn" exit 0 || return
+	[ "$(xom_lines "$tmp/err")" = 1 ] ||
+		{ t_fail static-nopku "not once per run: $(cat "$tmp/err")"; return; }
+	XOM_OPTIONS=notice=off run_rc static-nopku 0 "$xom" run -- "$sprobe" exit 0 || return
+	[ "$(xom_lines "$tmp/err")" = 0 ] ||
+		{ t_fail static-nopku "notice=off: $(cat "$tmp/err")"; return; }
 	run_rc static-nopku 126 "$xom" run --require -- "$sprobe" env X || return
 	[ "$(xom_lines "$tmp/err")" = 1 ] && has "$tmp/err" "refused (require=1)" &&
 		[ ! -s "$tmp/out" ] && t_pass static-nopku ||
