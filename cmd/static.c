@@ -399,11 +399,22 @@ static long apply(struct inj *j, const struct static_opts *so,
 	for (uint32_t i = 0; so->o.seal && i < h->nruns; i++) {
 		long rc = inject(j, SYS_mseal_, (long)(im->bias + r[i].start),
 		                 (long)(r[i].end - r[i].start), 0, 0);
-		if (rc != 0) {
-			say("%s: cannot seal its execute-only pages (errno %ld)%s", im->path,
-			    -rc, rc == -ENOSYS || rc == -EINVAL ? "; mseal needs Linux 6.10 or later" : "");
-			break;
+		if (rc == 0)
+			continue;
+		/* Sealing asks for more than protection: require=1 refuses a
+		 * program it cannot seal, as the doors do; otherwise the pages
+		 * stay execute-only, unsealed, and one line says so. */
+		const char *why = rc == -ENOSYS || rc == -EINVAL
+			? "; mseal needs Linux 6.10 or later" : "";
+		if (so->o.require) {
+			snprintf(buf, cap, "cannot seal its execute-only pages (errno %ld)%s",
+			         -rc, why);
+			return -1;
 		}
+		if (!static_quiet(so))
+			say("%s: cannot seal its execute-only pages (errno %ld)%s", im->path,
+			    -rc, why);
+		break;
 	}
 	return pages;
 }

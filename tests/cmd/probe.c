@@ -12,6 +12,8 @@
  *   probe threads N       N threads each print a sum, one after the other
  *   probe readfn          reads a byte of a function of its own that no
  *                         instruction reads (through a pointer in data)
+ *   probe unprotect       makes readfn's page readable with the default key
+ *                         (pkey_mprotect), then reads it
  *   probe threadread      a second thread does what readfn does
  *   probe forkread        a forked child does what readfn does; the parent
  *                         prints how the child ended
@@ -26,11 +28,15 @@
  */
 #include <cpuid.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -207,6 +213,19 @@ int main(int argc, char **argv)
 		read_own("");
 		return 0;
 	}
+	if (argc == 2 && !strcmp(argv[1], "unprotect")) {
+		/* What an attacker with a call primitive would try: give the
+		 * code back the default key, readable, then read it (a plain
+		 * mprotect would keep the key).  Sealed code refuses. */
+		uintptr_t page = (uintptr_t)(void *)own_code & ~(uintptr_t)4095;
+		if (syscall(SYS_pkey_mprotect, page, 4096, PROT_READ | PROT_EXEC, 0) != 0)
+			printf("unprotect failed: %s\n", strerror(errno));
+		else
+			printf("unprotect ok\n");
+		fflush(stdout);
+		read_own("");
+		return 0;
+	}
 	if (argc == 2 && !strcmp(argv[1], "threadread"))
 		return run_threads(1, read_thread);
 	if (argc == 2 && !strcmp(argv[1], "forkread"))
@@ -222,6 +241,6 @@ int main(int argc, char **argv)
 		printf("pkru %#x\n", pkru());
 		return 0;
 	}
-	fprintf(stderr, "usage: probe dlopen LIB | env NAME... | exit N | kill SIG | readcode | readfn | sleep N | signals | threads N | threadread | forkread | exec PROG ARGS... | forkexec PROG ARGS... | pkru\n");
+	fprintf(stderr, "usage: probe dlopen LIB | env NAME... | exit N | kill SIG | readcode | readfn | unprotect | sleep N | signals | threads N | threadread | forkread | exec PROG ARGS... | forkexec PROG ARGS... | pkru\n");
 	return 2;
 }
