@@ -684,9 +684,9 @@ int static_event(struct static_run *sr, pid_t tid, int st)
 	int sig = WSTOPSIG(st), event = st >> 16;
 	if (event == PTRACE_EVENT_EXEC) {
 		/* The traced process ran a new program: a static one is
-		 * protected afresh, with a key of its own. */
-		if (at_exec(sr, tid) < 0)
-			return 0;
+		 * protected afresh, with a key of its own (or killed under
+		 * require=1, and its death comes next). */
+		at_exec(sr, tid);
 		return 0;
 	}
 	if (event == PTRACE_EVENT_STOP)
