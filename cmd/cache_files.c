@@ -566,10 +566,10 @@ static int add_prog_at(struct cache_files *l, const char *name,
 		say("%s: not an x86-64 ELF program, library or #! script", name);
 		return XOM_EXIT_FAILED;
 	}
-	if (kind == ELF_STATIC) {
-		say("%s: statically linked: the runtime cannot reach it, so it needs no plan", name);
-		return XOM_EXIT_FAILED;
-	}
+	/* xom run protects a static program from outside, with this plan;
+	 * it loads nothing else. */
+	if (kind == ELF_STATIC)
+		return files_add_path(l, path);
 	int status = files_add_path(l, path);
 	if (kind == ELF_NO_CODE)
 		return status;

@@ -77,6 +77,8 @@ struct prog {
 	char path[PATH_MAX];      /* the file that exec runs */
 	int as_script;            /* no #! and no ELF: /bin/sh runs it when
 	                             exec fails with ENOEXEC, as in a shell */
+	int is_static;            /* what exec runs is statically linked: no
+	                             dynamic linker loads the runtime into it */
 };
 
 /* Looks name up as a shell does and checks that the runtime can reach

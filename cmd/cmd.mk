@@ -7,7 +7,7 @@ ALL += $(B)/xom $(B)/xom.1 $(B)/xom.conf.5
 
 # The command reads XOM_OPTIONS with the runtime's own parser, and the
 # plan stores with the plan format's own checks.
-CMD_OBJ := $(addprefix $(B)/cmd/,xom.o run.o prog.o check.o status.o \
+CMD_OBJ := $(addprefix $(B)/cmd/,xom.o run.o static.o prog.o check.o status.o \
 	status_system.o scan.o system.o) \
 	$(B)/loader/options.o
 # xom cache writes the stores with the tools' own store code; the scanning
@@ -118,6 +118,7 @@ uninstall:
 
 CACHE_TEST := $(B)/tests/cmd/cache
 CMD_TEST_PROGS := $(B)/tests/cmd/probe $(B)/tests/cmd/probe-static \
+	$(B)/tests/cmd/probe-static-pie $(B)/tests/cmd/ptracer \
 	$(B)/tests/cmd/libempty.so $(B)/tests/cmd/status_count \
 	$(CACHE_TEST)/cacheprog $(CACHE_TEST)/lib/libcachedep.so \
 	$(CACHE_TEST)/auditprog $(CACHE_TEST)/libcacheaudit.so \
@@ -132,6 +133,29 @@ $(B)/tests/cmd/probe-static: tests/cmd/probe.c | $(B)/.deps-build
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -static -o $@ $< \
 		|| { echo "no static libc: building a stand-in" >&2; rm -f $@; }
+
+$(B)/tests/cmd/probe-static-pie: tests/cmd/probe.c | $(B)/.deps-build
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -static-pie -fPIE -o $@ $< \
+		|| { echo "no static-pie libc: building a stand-in" >&2; rm -f $@; }
+
+# Puts xom run under a tracer, or under a seccomp filter that forbids ptrace.
+$(B)/tests/cmd/ptracer: tests/cmd/ptracer.c | $(B)/.deps-build
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -o $@ $<
+
+# The other static programs of the guest's tests (tests/cmd/guest-static.sh):
+# the probe linked with musl, and a Go program, with the packages of
+# tests/deps.sh's static group.  Go writes its build cache into build/tmp, which the guest does not get.
+STATIC_GUEST_PROGS := $(B)/tests/cmd/probe-musl $(B)/tests/cmd/gostatic
+$(B)/tests/cmd/probe-musl: tests/cmd/probe.c | $(B)/.deps-static
+	@mkdir -p $(@D)
+	musl-gcc -O2 -std=gnu11 -D_GNU_SOURCE $(WARN) -static -o $@ $<
+
+$(B)/tests/cmd/gostatic: tests/cmd/gostatic.go | $(B)/.deps-static
+	@mkdir -p $(@D)
+	cd $(@D) && CGO_ENABLED=0 GO111MODULE=off GOPATH=$(abspath $(B))/tmp/go \
+		GOCACHE=$(abspath $(B))/tmp/go/cache go build -o gostatic $(abspath $<)
 
 # The user's own preload, for the test that xom run keeps it.
 $(B)/tests/cmd/libempty.so: tests/cmd/libempty.c | $(B)/.deps-build
@@ -189,6 +213,14 @@ QUICK += check-cmd
 check-cmd: cmd-tests
 	@B=$(B) tests/cmd/native.sh
 
+# xom run with statically linked programs, without keys (backend=none,
+# and the fallbacks).
+.PHONY: check-static
+CHECKS += check-static
+QUICK += check-static
+check-static: cmd-tests
+	@B=$(B) tests/cmd/native-static.sh
+
 # xom learn and xom profile, and the runtime's profiles, without keys.
 .PHONY: check-learn
 CHECKS += check-learn
@@ -212,7 +244,7 @@ $(GCC_PLANS): $(B)/xom $(B)/xom-plan $(B)/libxom-scan.so $(B)/tests/runtime/libx
 # The guest suite (tests/vm/guest.list) runs tests/cmd/guest.sh,
 # guest-cache.sh and guest-learn.sh, which need the probe, the cache test's
 # libraries and gcc's plans (and the demo programs, see demo/demo.mk).
-check-vm vm-progs: $(CMD_TEST_PROGS) $(GCC_PLANS) $(BUILT_PROFILES)
+check-vm vm-progs: $(CMD_TEST_PROGS) $(STATIC_GUEST_PROGS) $(GCC_PLANS) $(BUILT_PROFILES)
 
 # The systemd boot's tests (tests/cmd/guest-systemd.sh, guest-container.sh)
 # use xom as `make install DESTDIR=... PREFIX=/usr/local` lays it out: the

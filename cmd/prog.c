@@ -6,7 +6,8 @@
  * The file that matters is the one the kernel runs: for a "#!" script its
  * interpreter, for a script without "#!" the /bin/sh that a shell would
  * run it with (execve fails with ENOEXEC), for an ELF program the dynamic
- * linker that reads LD_PRELOAD.
+ * linker that reads LD_PRELOAD, or, for a statically linked one, the
+ * program itself, which xom protects from outside.
  */
 #include <elf.h>
 #include <errno.h>
@@ -104,7 +105,7 @@ static int elf_interp(int fd, const Elf64_Ehdr *eh, char *out, size_t len)
 /* An ELF file: x86-64, and dynamically linked, so that a dynamic linker
  * runs and reads LD_PRELOAD. */
 static enum verdict vet_elf(int fd, const unsigned char *buf, ssize_t n,
-                            char *why, size_t len)
+                            struct prog *p, char *why, size_t len)
 {
 	char interp[PATH_MAX];
 	struct stat st;
@@ -122,7 +123,10 @@ static enum verdict vet_elf(int fd, const unsigned char *buf, ssize_t n,
 	case -1:
 		return because(why, len, BROKEN, "its ELF program headers are malformed");
 	case 0:
-		return because(why, len, REFUSED, "it is statically linked (no PT_INTERP): no dynamic linker runs, so LD_PRELOAD cannot reach it");
+		/* No dynamic linker runs, so LD_PRELOAD cannot reach it: xom
+		 * protects it from outside (static.c). */
+		p->is_static = 1;
+		return RUNS;
 	}
 	if (stat(interp, &st) != 0)
 		return because(why, len, BROKEN, "its dynamic linker %s: %s", interp,
@@ -209,7 +213,7 @@ static enum verdict vet_file(const char *path, int depth, struct prog *p,
 	if (n >= 2 && buf[0] == '#' && buf[1] == '!')
 		v = vet_script((const char *)buf, depth, p, why, len);
 	else if (n >= SELFMAG && !memcmp(buf, ELFMAG, SELFMAG))
-		v = vet_elf(fd, buf, n, why, len);
+		v = vet_elf(fd, buf, n, p, why, len);
 	else
 		v = NO_MAGIC;
 	close(fd);
@@ -248,6 +252,7 @@ int prog_find(const char *name, struct prog *p)
 	enum verdict v;
 
 	p->as_script = 0;
+	p->is_static = 0;
 	if (!*name) {
 		say("the program name is empty");
 		return RUN_EXIT_NOTFOUND;

@@ -6,6 +6,7 @@
  * PROG dies with xom, so that xom stands for PROG as a whole.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 
 #include "../loader/options.h"
 #include "cmd.h"
+#include "static.h"
 
 const char run_usage[] =
 	"usage: xom run [OPTIONS] [--] PROG [ARGS...]\n"
@@ -44,11 +46,16 @@ const char run_usage[] =
 	"aside or leave something unprotected says so.  Signals sent to xom are\n"
 	"passed on to PROG, and PROG is killed if xom is.\n"
 	"\n"
+	"A statically linked PROG, which no dynamic linker loads libxom.so\n"
+	"into, is protected from outside: xom seizes it with ptrace before it\n"
+	"execs, applies its plan by injecting the key calls at its first\n"
+	"instruction, and stays its tracer to name its blocked reads.\n"
+	"\n"
 	"Exit status: PROG's; 128+N when PROG died by signal N (one line says\n"
 	"so); 64 usage; 125 xom failed (e.g. its libraries are missing); 126\n"
-	"PROG cannot run, or not under xom (statically linked, set-user-ID or\n"
-	"set-group-ID, file capabilities, not executable), or the runtime\n"
-	"refused it under --require; 127 PROG not found.\n";
+	"PROG cannot run, or not under xom (set-user-ID or set-group-ID, file\n"
+	"capabilities, not executable, static in audit mode), or it was\n"
+	"refused under --require; 127 PROG not found.\n";
 
 struct run_opts {
 	int audit, require, verbose;
@@ -320,13 +327,36 @@ static void forward(const siginfo_t *si, pid_t child)
 }
 
 /*
+ * Reaps every thread of a statically linked program that has something to
+ * report (xom is their tracer, so their stops come here too, with a
+ * SIGCHLD each) and lets static.c deal with it.  Returns 1 with the
+ * program's status once it has ended, else 0.
+ */
+static int reap_traced(struct static_run *sr, int *status)
+{
+	for (;;) {
+		int st;
+		pid_t r = waitpid(-1, &st, WNOHANG | __WALL);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return 0;
+		if (static_event(sr, r, st)) {
+			*status = sr->status;
+			return 1;
+		}
+	}
+}
+
+/*
  * Waits for the child, passing on the signals in set (blocked, so that
  * none is lost between the fork and this loop).  Forwarding and reaping
  * happen in this one loop, so a signal is never sent to the pid of a
  * child already reaped (which the kernel may have given to another).
  * Returns 0 with the child's status, or -1 after a message.
  */
-static int wait_forwarding(pid_t child, const sigset_t *set, int *status)
+static int wait_forwarding(pid_t child, const sigset_t *set, int *status,
+                           struct static_run *sr)
 {
 	for (;;) {
 		siginfo_t si;
@@ -345,6 +375,11 @@ static int wait_forwarding(pid_t child, const sigset_t *set, int *status)
 				raise(SIGSTOP);
 			continue;
 		}
+		if (sr) {
+			if (reap_traced(sr, status) != 0)
+				return 0;
+			continue;
+		}
 		pid_t r = waitpid(child, status, WNOHANG);
 		if (r == child)
 			return 0;
@@ -360,6 +395,9 @@ struct saved {
 	sigset_t mask;
 	struct sigaction chld;
 	pid_t parent;
+	int go, go_w;           /* the pipe that says "exec now": the child
+	                           reads go and closes go_w, so that it sees
+	                           the end when xom closes its own */
 };
 
 /* In the child: ties its life to xom's, gives back what xom changed, and
@@ -378,6 +416,17 @@ static void exec_child(const struct prog *p, char **argv,
 		_exit(RUN_EXIT_XOM);
 	sigaction(SIGCHLD, &sv->chld, NULL);
 	sigprocmask(SIG_SETMASK, &sv->mask, NULL);
+	/* A static program waits here until xom has seized it (or refused
+	 * it), so that the exec stops before its first instruction. */
+	if (sv->go >= 0) {
+		char c = 0;
+		close(sv->go_w);
+		while (read(sv->go, &c, 1) < 0 && errno == EINTR)
+			;
+		if (c != 'g')
+			_exit(RUN_EXIT_CANNOT);
+		close(sv->go);
+	}
 	prog_exec(p, argv);
 }
 
@@ -400,17 +449,76 @@ static int report_status(const char *prog, int status)
 	return RUN_EXIT_SIGNAL + sig;
 }
 
+/* Waits for a child that xom refused before its exec, and gives 126. */
+static int refused(pid_t child)
+{
+	int st;
+
+	while (waitpid(child, &st, __WALL) < 0 && errno == EINTR)
+		;
+	return RUN_EXIT_CANNOT;
+}
+
+/*
+ * Seizes the static program's child, lets it exec, and protects it
+ * (static.c).  Returns -1 to go on waiting (sr->traced: as its tracer),
+ * or an exit status: the child was refused, or has already ended.
+ */
+static int trace_child(struct static_run *sr, pid_t child, const int go[2])
+{
+	char why[512];
+	int seized;
+
+	close(go[0]);
+	sr->pid = child;
+	seized = static_seize(child, why, sizeof why) == 0;
+	if (!seized && (sr->so->o.require || !static_quiet(sr->so))) {
+		say("%s: %s; %s", sr->prog, why,
+		    sr->so->o.require ? "refused (require=1)" : "running it unprotected");
+		if (sr->so->o.require) {
+			close(go[1]);
+			return refused(child);
+		}
+	}
+	ssize_t w;
+	while ((w = write(go[1], "g", 1)) < 0 && errno == EINTR)
+		;
+	close(go[1]);
+	if (!seized)
+		return -1;
+	int r = static_start(sr);
+	if (r < 0) {
+		say("%s: lost the child while protecting it", sr->prog);
+		kill(child, SIGKILL);
+		refused(child);
+		return RUN_EXIT_XOM;
+	}
+	if (r == RUN_EXIT_CANNOT)
+		return refused(child);
+	if (sr->done)
+		return report_status(sr->prog, sr->status);
+	return -1;
+}
+
 /*
  * Runs PROG and waits.  xom waits instead of exec'ing in place so that it
  * can say how PROG died: a blocked read of code ends in SIGSEGV, and the
  * shell above would otherwise print only "Segmentation fault".
  */
-static int run_child(const struct prog *p, char **argv)
+static int run_child(const struct prog *p, char **argv, struct static_run *sr)
 {
 	static const struct sigaction dfl = { .sa_handler = SIG_DFL };
-	struct saved sv = { .parent = getpid() };
+	struct saved sv = { .parent = getpid(), .go = -1 };
+	int go[2] = { -1, -1 };
 	sigset_t set;
 	int status;
+
+	if (sr && pipe2(go, O_CLOEXEC) != 0) {
+		say("pipe: %s", strerror(errno));
+		return RUN_EXIT_XOM;
+	}
+	sv.go = go[0];
+	sv.go_w = go[1];
 
 	forwarded_signals(&set);
 	sigaddset(&set, SIGCHLD);
@@ -429,9 +537,72 @@ static int run_child(const struct prog *p, char **argv)
 	}
 	if (child == 0)
 		exec_child(p, argv, &sv);
-	if (wait_forwarding(child, &set, &status) != 0)
+	if (sr) {
+		int r = trace_child(sr, child, go);
+		if (r >= 0)
+			return r;
+		if (!sr->traced)
+			sr = NULL;
+	}
+	if (wait_forwarding(child, &set, &status, sr) != 0)
 		return RUN_EXIT_XOM;
 	return report_status(argv[0], status);
+}
+
+/* After xom itself has said that PROG runs unprotected, the programs that
+ * PROG starts stay quiet, as they do after a door's line under
+ * notice=once. */
+static void mark_said(const struct static_opts *so)
+{
+	const struct pair set[] = { { "notice", "done" } };
+	char opts[8192];
+
+	if (so->o.notice == XOM_NOTICE_ONCE
+	    && compose_options(opts, sizeof opts, set, 1) == 0)
+		setenv("XOM_OPTIONS", opts, 1);
+}
+
+/*
+ * A statically linked program: the doors cannot reach it, so xom applies
+ * its plan from outside (static.c) when the machine has keys; the
+ * environment is set all the same, for the dynamically linked programs it
+ * runs.  Mode off runs it as it is; audit mode, which needs the runtime
+ * inside the program, refuses it.
+ */
+static int run_static(const struct prog *p, char **argv)
+{
+	static struct static_opts so;
+	struct static_run sr = { .so = &so, .prog = argv[0] };
+
+	if (static_options(&so) != 0)
+		return RUN_EXIT_XOM;
+	char real[PATH_MAX];
+	if (so.o.mode == XOM_OFF
+	    || xom_opt_excludes(&so.o, realpath(p->path, real) ? real : p->path))
+		return run_child(p, argv, NULL);
+	if (so.o.mode == XOM_AUDIT) {
+		say("%s: cannot run it under xom: it is statically linked, and audit mode needs the runtime inside the program",
+		    argv[0]);
+		return RUN_EXIT_CANNOT;
+	}
+	/* Pages that a profile keeps readable are not found for a static
+	 * program yet: its pages stay execute-only, which may stop it. */
+	if (so.o.profile)
+		say("%s: the profile %s is not applied to statically linked programs",
+		    argv[0], so.o.profile);
+	if (so.why_not && so.o.backend != XOM_BACKEND_NONE) {
+		if (so.o.require) {
+			say("%s: cannot protect it: %s; refused (require=1)", argv[0], so.why_not);
+			return RUN_EXIT_CANNOT;
+		}
+		if (!static_quiet(&so)) {
+			say("%s: cannot protect it: %s; running it unprotected", argv[0],
+			    so.why_not);
+			mark_said(&so);
+		}
+		return run_child(p, argv, NULL);
+	}
+	return run_child(p, argv, &sr);
 }
 
 int cmd_run(int argc, char **argv)
@@ -447,5 +618,7 @@ int cmd_run(int argc, char **argv)
 		return r;
 	if (set_env(&ro, p.path) != 0)
 		return RUN_EXIT_XOM;
-	return run_child(&p, argv);
+	if (!p.is_static)
+		return run_child(&p, argv, NULL);
+	return run_static(&p, argv);
 }

@@ -8,7 +8,9 @@
  * /etc/ld.so.preload: "preload" when libxom.so is mapped, "audit" when
  * libxom-audit.so is (the audit module then does the protecting, even
  * beside the preload), "none" otherwise.  A process with no dynamic linker
- * mapped is statically linked, which nothing can load xom into; one with
+ * mapped is statically linked, which no door can load xom into: "outside"
+ * when it has execute-only code all the same (xom run protected it from
+ * outside), else "none (static)": it was not started by xom run.  One with
  * no code mapped at all is a kernel thread, and is left out.
  */
 #include <ctype.h>
@@ -22,8 +24,8 @@
 #include "cmd.h"
 #include "status.h"
 
-enum door { DOOR_NONE, DOOR_PRELOAD, DOOR_AUDIT };
-static const char *const door_names[] = { "none", "preload", "audit" };
+enum door { DOOR_NONE, DOOR_PRELOAD, DOOR_AUDIT, DOOR_OUTSIDE };
+static const char *const door_names[] = { "none", "preload", "audit", "outside" };
 
 struct proc_row {
 	int pid;
@@ -34,7 +36,7 @@ struct proc_row {
 };
 
 struct totals {
-	unsigned long procs, doors[3], statics, unreadable, kernel;
+	unsigned long procs, doors[4], statics, unreadable, kernel;
 	unsigned long xo, readable;
 };
 
@@ -95,7 +97,8 @@ static int read_proc(int pid, struct proc_row *row, int *saw_keys)
 		row->xo += o->xo;
 		row->readable += o->readable;
 	}
-	row->door = audit ? DOOR_AUDIT : preload ? DOOR_PRELOAD : DOOR_NONE;
+	row->door = audit ? DOOR_AUDIT : preload ? DOOR_PRELOAD
+	            : !row->dynamic && row->xo ? DOOR_OUTSIDE : DOOR_NONE;
 	free(objs.v);
 	return 1;
 }
@@ -107,7 +110,8 @@ static double share(unsigned long xo, unsigned long readable)
 
 static void print_row(const struct proc_row *r, int json)
 {
-	const char *what = r->door != DOOR_NONE ? door_names[r->door]
+	const char *what = r->door == DOOR_OUTSIDE ? "outside (static)"
+	                   : r->door != DOOR_NONE ? door_names[r->door]
 	                   : r->dynamic ? "none" : "none (static)";
 	if (!json) {
 		printf("%7d  %-14s %9lu %9lu %6.1f%%  %s (%s)\n", r->pid, what, r->xo,
@@ -185,14 +189,15 @@ int status_system(int json)
 	}
 	free(pids);
 	if (json) {
-		printf("{\"total\": {\"processes\": %lu, \"preload\": %lu, \"audit\": %lu, \"none\": %lu, \"static\": %lu, \"unreadable\": %lu, \"xom_pages\": %lu, \"readable_pages\": %lu, \"kernel_shows_keys\": %s}}\n",
+		printf("{\"total\": {\"processes\": %lu, \"preload\": %lu, \"audit\": %lu, \"outside\": %lu, \"none\": %lu, \"static\": %lu, \"unreadable\": %lu, \"xom_pages\": %lu, \"readable_pages\": %lu, \"kernel_shows_keys\": %s}}\n",
 		       t.procs, t.doors[DOOR_PRELOAD], t.doors[DOOR_AUDIT],
-		       t.doors[DOOR_NONE], t.statics, t.unreadable, t.xo, t.readable,
+		       t.doors[DOOR_OUTSIDE], t.doors[DOOR_NONE], t.statics, t.unreadable, t.xo, t.readable,
 		       saw_keys ? "true" : "false");
 		return XOM_EXIT_OK;
 	}
-	printf("total: %lu processes: %lu preload, %lu audit, %lu none (%lu of them static); %lu of %lu code pages execute-only (%.1f%%)\n",
-	       t.procs, t.doors[DOOR_PRELOAD], t.doors[DOOR_AUDIT], t.doors[DOOR_NONE],
+	printf("total: %lu processes: %lu preload, %lu audit, %lu outside, %lu none (%lu of them static); %lu of %lu code pages execute-only (%.1f%%)\n",
+	       t.procs, t.doors[DOOR_PRELOAD], t.doors[DOOR_AUDIT], t.doors[DOOR_OUTSIDE],
+	       t.doors[DOOR_NONE],
 	       t.statics, t.xo, t.xo + t.readable, share(t.xo, t.readable));
 	if (t.unreadable)
 		printf("note: %lu processes could not be read (another user's: run as root)\n",

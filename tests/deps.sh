@@ -1,6 +1,6 @@
 #!/bin/sh
 # Installs the Debian packages that one part of xom needs, if any are missing.
-# Usage: tests/deps.sh GROUP...   (groups: build, vm, bench, fuzz)
+# Usage: tests/deps.sh GROUP...   (groups: build, vm, static, bench, fuzz)
 #        tests/deps.sh --list GROUP...   prints the packages, installs nothing
 # Prints nothing when everything is present, so `make` stays quiet.  Each
 # group names everything it needs beyond a minimal Debian 12 (debootstrap
@@ -24,6 +24,11 @@ pkgs_for() {
 	# tests/cmd/guest-learn.sh compiles with, nor the systemd, crun and
 	# mount of the services boot (tests/vm/services-files.list).
 	vm)    echo "qemu-system-x86 cpio xz-utils zstd gcc binutils libc6-dev openssl python3 python3.11 libpython3.11-stdlib perl gpg git dash bash coreutils tar util-linux aom-tools dav1d vpx-tools libx264-164 libswscale6 libswresample4 ffmpeg libpython3.11-testsuite sqlite3 systemd crun mount" ;;
+	# The static programs that the guest's tests of xom run build besides
+	# glibc's -static and -static-pie ones: the probe with musl, and a Go
+	# program (the Go toolchain is large, about 330 MB installed, so it
+	# is needed only for the VM suite).
+	static) echo "musl-tools golang-go" ;;
 	# objdump (binutils) is the scan-speed baseline, gnuplot draws the
 	# coverage plot, valgrind (callgrind) counts instructions and strace
 	# the runtime's system calls.
@@ -37,7 +42,7 @@ pkgs_for() {
 
 list=0
 [ "${1:-}" = --list ] && { list=1; shift; }
-[ $# -gt 0 ] || { echo "usage: tests/deps.sh [--list] GROUP... (build, vm, bench, fuzz)" >&2; exit 64; }
+[ $# -gt 0 ] || { echo "usage: tests/deps.sh [--list] GROUP... (build, vm, static, bench, fuzz)" >&2; exit 64; }
 if [ "$list" = 1 ]; then
 	for g in "$@"; do pkgs_for "$g"; done | tr ' ' '\n' | sort -u | tr '\n' ' '
 	echo
