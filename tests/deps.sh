@@ -3,8 +3,9 @@
 # Usage: tests/deps.sh GROUP...   (groups: build, vm, bench, fuzz)
 #        tests/deps.sh --list GROUP...   prints the packages, installs nothing
 # Prints nothing when everything is present, so `make` stays quiet.  Each
-# group names everything it needs beyond a minimal Debian 12 (debootstrap
-# --variant=minbase) with make and git; tests/fresh-debian.sh proves it.
+# group names everything it needs beyond a minimal Debian 12 or 13
+# (debootstrap --variant=minbase) with make and git; tests/fresh-debian.sh
+# and tests/debian13.sh prove it.
 set -eu
 
 # Package names that differ between Debian releases are found rather than
