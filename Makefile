@@ -64,7 +64,7 @@ include bench/bench.mk
 include cmd/cmd.mk
 include demo/demo.mk
 
-.PHONY: all check quick clean asan check-asan demo check-readme
+.PHONY: all check quick clean asan check-asan demo check-readme check-debian13
 all: $(ALL)
 
 # Every command README.md shows after a "$ " prompt is run, so it stays true.
@@ -89,7 +89,14 @@ asan:
 CHECKS += check-asan check-fuzz
 check-asan: asan
 
+# The same tree on Debian 13: a cached trixie root under build/debian13
+# runs the build, the native suites, ASan, the demo and the emulated-PKU
+# suite (tests/debian13.sh).  Not in CHECKS: it installs a system.
+check-debian13:
+	@tests/debian13.sh
+
+# build/debian13 holds a whole system: never follow a mount out of it.
 clean:
-	rm -rf build
+	rm -rf --one-file-system build
 
 -include $(wildcard $(B)/*.d $(B)/*/*.d $(B)/*/*/*.d)

@@ -42,8 +42,10 @@ LIBXOM = os.path.join(B, "libxom.so")
 XOM = os.path.join(B, "xom")
 
 LIBDIR = "/usr/lib/x86_64-linux-gnu"
-SPEED_FILES = [f"{LIBDIR}/libc.so.6", f"{LIBDIR}/libcrypto.so.3",
-               "/usr/bin/python3.11"]
+# The interpreter that Debian's python3 is (python3.11 on Debian 12,
+# python3.13 on Debian 13): a large real program, by its real path.
+DEBIAN_PY = os.path.realpath("/usr/bin/python3")
+SPEED_FILES = [f"{LIBDIR}/libc.so.6", f"{LIBDIR}/libcrypto.so.3", DEBIAN_PY]
 # python3 of the distribution, not one that a user installed elsewhere.
 PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else "python3"
 
@@ -156,7 +158,7 @@ def warm_cache_speed(n):
     opts = f"XOM_OPTIONS=backend=none:cache={cache}"
     progs = [("libc.so.6", "/bin/true"),
              ("libcrypto.so.3", f"{DLOPEN1} {LIBDIR}/libcrypto.so.3"),
-             ("python3.11", "/usr/bin/python3.11 -c pass")]
+             (os.path.basename(DEBIAN_PY), f"{DEBIAN_PY} -c pass")]
     rows, head = [], None
     for name, cmd in progs:
         if not os.path.exists(cmd.split()[-1] if "dlopen" in cmd else cmd.split()[0]):
@@ -438,8 +440,8 @@ def targets(quick, start_heads):
         else:
             row(what, fmt_ratio(rw) if rw else "not measured", f"<= {goal:.2f}",
                 None if rw is None else rw <= goal)
-    progs = (("/bin/true", "/bin/true"), ("python3 -c pass", "/usr/bin/python3.11 -c pass"
-                                              if os.path.exists("/usr/bin/python3.11")
+    progs = (("/bin/true", "/bin/true"), ("python3 -c pass", f"{DEBIAN_PY} -c pass"
+                                              if os.path.exists(DEBIAN_PY)
                                               else f"{PYTHON} -c pass"),
              (f"many ({MANY_N} libraries)", MANY))
     if runtime_built() and shutil.which("valgrind"):
@@ -501,7 +503,7 @@ def targets(quick, start_heads):
             f"{sb[0]:.1f}" if sb else "not measured (needs root)", "<= 45 on 2 cores",
             None if sb is None or cores != 2 else sb[0] <= 45)
     files = ([f"{LIBDIR}/libz.so.1"] if quick else
-             [f"{LIBDIR}/libc.so.6", f"{LIBDIR}/libcrypto.so.3", "/usr/bin/python3.11"])
+             [f"{LIBDIR}/libc.so.6", f"{LIBDIR}/libcrypto.so.3", DEBIAN_PY])
     ir = scan_instructions(files) if shutil.which("valgrind") else {}
     for name, (si, di, qi, r, qr) in ir.items():
         row(f"scanner instructions, `{name}`: xom-scan / bare Capstone detail decode "
@@ -700,7 +702,7 @@ def coverage(quick, budget_s, out):
     if quick:
         cands = [f"{LIBDIR}/libc.so.6", f"{LIBDIR}/libm.so.6", f"{LIBDIR}/libz.so.1",
                  f"{LIBDIR}/libcrypto.so.3", "/usr/bin/true", "/usr/bin/ls",
-                 "/usr/bin/python3.11", "/etc/passwd"]
+                 DEBIAN_PY, "/etc/passwd"]
         files = [(os.path.getsize(p), p) for p in cands
                  if os.path.exists(p) and elf_kind(p, p.startswith("/usr/bin")) == "x86-64"]
         other = 0
@@ -970,7 +972,7 @@ def scale(quick, out):
             files.append(("synthetic, %d functions" % n, synth_file(n, d)))
         except (subprocess.CalledProcessError, OSError) as e:
             log(f"bench: cannot build the synthetic file: {e}")
-    real = [f"{LIBDIR}/libz.so.1", f"{LIBDIR}/libc.so.6", "/usr/bin/python3.11"]
+    real = [f"{LIBDIR}/libz.so.1", f"{LIBDIR}/libc.so.6", DEBIAN_PY]
     if not quick:
         # Larger real files where the machine has them, up to tens of MB.
         # Larger real files where the machine has them: the first of each

@@ -8,7 +8,8 @@ set -u
 lib=/xom/build/libxom.so
 opts="cache=/tmp/xom-cache"
 rounds=6
-py="/usr/bin/python3.11 -S -c"
+# Debian's python3 by its real name (python3.11 on Debian 12).
+py="$(readlink -f /usr/bin/python3) -S -c"
 loop='import time
 t = time.perf_counter()
 s = 0

@@ -228,12 +228,14 @@ QUICK += check-learn
 check-learn: cmd-tests
 	@B=$(B) tests/cmd/native-learn.sh
 
-# The plans of Debian 12's gcc 12 (the driver, cc1, the assembler, collect2,
+# The plans of Debian's gcc (the driver, cc1, the assembler, collect2,
 # ld and its LTO plugin, with their libraries) for the guest's gcc tests
 # (tests/cmd/guest-learn.sh), made here: they are keyed by build-id, so
 # they hold in the guest, where scanning cc1 alone takes a minute of
-# emulated time.
-GCC_DIR := /usr/lib/gcc/x86_64-linux-gnu/12
+# emulated time.  gcc says where its programs are (gcc 12 keeps them under
+# /usr/lib/gcc, gcc 14 under /usr/libexec/gcc); asked only when the plans
+# are made.
+GCC_DIR = $(patsubst %/,%,$(dir $(shell $(CC) -print-prog-name=cc1)))
 GCC_PLANS := $(B)/tests/learn/cache/xom/plans
 $(GCC_PLANS): $(B)/xom $(B)/xom-plan $(B)/libxom-scan.so $(B)/tests/runtime/libxomprobe.so
 	rm -rf $(B)/tests/learn/cache

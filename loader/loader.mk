@@ -32,9 +32,25 @@ $(B)/libxom-audit.so: $(RUNTIME_OBJ) $(B)/loader/audit.o loader/audit.map
 PLAN_TOOL_OBJ := $(B)/loader/plan/build.o $(B)/loader/plan/store.o \
 	$(PLAN_FORMAT_OBJ)
 XOM_PLAN_OBJ := $(B)/loader/plan/xom-plan.o $(PLAN_TOOL_OBJ)
-$(B)/xom-plan: $(XOM_PLAN_OBJ) $(B)/libxom-scan.a
-	$(CC) -static -o $@ $(XOM_PLAN_OBJ) $(B)/libxom-scan.a $(XLDFLAGS) \
-		-lcapstone -lelf -lz -pthread
+#
+# The libraries' own static link lines come from pkg-config: elfutils 0.192
+# adds -lzstd, for one.  Its libelf.a also calls search-tree functions that
+# only elfutils' internal libeu holds, which Debian does not ship (elfutils
+# bug 32293): when the link says they are missing, and only then,
+# loader/plan/eu-search.c is compiled and the link tried again with it.
+XOM_PLAN_LINK = $(CC) -static -o $@ $(XOM_PLAN_OBJ) $(B)/libxom-scan.a $(XLDFLAGS)
+EU_SEARCH_OBJ := $(B)/loader/plan/eu-search.o
+$(B)/xom-plan: $(XOM_PLAN_OBJ) $(B)/libxom-scan.a loader/plan/eu-search.c
+	@libs="$$(pkg-config --static --libs libelf capstone) -pthread" && \
+	echo "$(XOM_PLAN_LINK) $$libs" && \
+	if ! $(XOM_PLAN_LINK) $$libs 2>$@.log; then \
+		if ! grep -q "undefined reference to .eu_" $@.log; then cat $@.log >&2; rm -f $@.log; exit 1; fi; \
+		echo "xom-plan: libelf.a lacks elfutils' libeu (elfutils bug 32293); linking loader/plan/eu-search.c"; \
+		echo "$(CC) $(CFLAGS) $(XCFLAGS) -c -o $(EU_SEARCH_OBJ) loader/plan/eu-search.c" && \
+		$(CC) $(CFLAGS) $(XCFLAGS) -c -o $(EU_SEARCH_OBJ) loader/plan/eu-search.c && \
+		echo "$(XOM_PLAN_LINK) $(EU_SEARCH_OBJ) $$libs" && \
+		$(XOM_PLAN_LINK) $(EU_SEARCH_OBJ) $$libs; \
+	else cat $@.log >&2; fi; rc=$$?; rm -f $@.log; exit $$rc
 
 # ---- tests (native; the enforcement tests run in the emulated-PKU VM) ----
 

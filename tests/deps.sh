@@ -3,16 +3,73 @@
 # Usage: tests/deps.sh GROUP...   (groups: build, vm, static, bench, fuzz)
 #        tests/deps.sh --list GROUP...   prints the packages, installs nothing
 # Prints nothing when everything is present, so `make` stays quiet.  Each
-# group names everything it needs beyond a minimal Debian 12 (debootstrap
-# --variant=minbase) with make and git; tests/fresh-debian.sh proves it.
+# group names everything it needs beyond a minimal Debian 12 or 13
+# (debootstrap --variant=minbase) with make and git; tests/fresh-debian.sh
+# and tests/debian13.sh prove it.
 set -eu
+
+# Package names that differ between Debian releases are found rather than
+# written down: each is a dependency of a package that has the same name on
+# every release (python3 depends on python3.11 on Debian 12 and on
+# python3.13 on Debian 13).  dep_of PKG PATTERN prints the first dependency
+# of PKG whose name matches the extended regular expression PATTERN, from
+# dpkg when PKG is installed, else from apt's package lists (refreshed once
+# when they are empty, as on a fresh machine, where we are root).
+refreshed=0
+dep_of() {
+	local d
+	d=$(dpkg-query -W -f='${Depends}' "$1" 2>/dev/null | tr ',|' '\n\n' |
+		awk -v p="^($2)\$" '$1 ~ p { print $1; exit }')
+	if [ -z "$d" ]; then
+		d=$(apt_dep "$1" "$2")
+		if [ -z "$d" ] && [ "$refreshed" = 0 ] && [ "$(id -u)" = 0 ]; then
+			refreshed=1
+			apt-get update -qq >&2 || true
+			d=$(apt_dep "$1" "$2")
+		fi
+	fi
+	[ -n "$d" ] || { echo "tests/deps.sh: cannot find which package $1 depends on for '$2'" >&2; exit 2; }
+	echo "$d"
+}
+apt_dep() {
+	apt-cache depends "$1" 2>/dev/null |
+		awk -v p="^($2)\$" '$1 ~ /Depends:$/ && $2 ~ p { print $2; exit }'
+}
+
+# Debian's default Python (python3.11), its standard library and its tests.
+python_pkgs() {
+	local py
+	py=$(dep_of python3 'python3[.][0-9]+') || exit 2
+	echo "$py lib$py-stdlib lib$py-testsuite"
+}
+
+# FFmpeg's scaling and resampling libraries and libx264, whose sonames
+# change with FFmpeg's major versions (libswscale6, libswscale8).
+ffmpeg_pkgs() {
+	local sws swr avc x264
+	sws=$(dep_of ffmpeg 'libswscale[0-9]+') || exit 2
+	swr=$(dep_of ffmpeg 'libswresample[0-9]+') || exit 2
+	avc=$(dep_of ffmpeg 'libavcodec[0-9]+') || exit 2
+	x264=$(dep_of "$avc" 'libx264-[0-9]+') || exit 2
+	echo "$sws $swr $x264"
+}
+
+# libFuzzer for the default clang (clang-14's libclang-rt-14-dev), and the
+# C++ library of the default gcc, which clang links against.
+fuzz_pkgs() {
+	local clang gcc
+	clang=$(dep_of clang 'clang-[0-9]+') || exit 2
+	gcc=$(dep_of gcc 'gcc-[0-9]+') || exit 2
+	echo "libclang-rt-${clang#clang-}-dev libstdc++-${gcc#gcc-}-dev"
+}
 
 pkgs_for() {
 	case "$1" in
 	# The compiler and the libraries the parts link, libc.a for the static
 	# program that `xom run` must refuse, binutils' strip/readelf/nm for
 	# the scanner tests, and libcrypto, which the scanner tests and the
-	# README's example scan.
+	# README's example scan (libssl3 is a virtual package on Debian 13,
+	# provided by libssl3t64: see installed() below).
 	build) echo "gcc make libc6-dev binutils pkg-config libcapstone-dev libelf-dev zlib1g-dev libssl3" ;;
 	# QEMU and what tests/vm/run and tests/vm/fetch use (cpio; xz and zstd
 	# unpack the 6.1 and 6.12 kernels), and the packages of the programs that tests/vm/files.list
@@ -23,7 +80,8 @@ pkgs_for() {
 	# Python's regression tests, git, sqlite3), nor the gcc that
 	# tests/cmd/guest-learn.sh compiles with, nor the systemd, crun and
 	# mount of the services boot (tests/vm/services-files.list).
-	vm)    echo "qemu-system-x86 cpio xz-utils zstd gcc binutils libc6-dev openssl python3 python3.11 libpython3.11-stdlib perl gpg git dash bash coreutils tar util-linux aom-tools dav1d vpx-tools libx264-164 libswscale6 libswresample4 ffmpeg libpython3.11-testsuite sqlite3 systemd crun mount" ;;
+	vm)    py=$(python_pkgs) && ff=$(ffmpeg_pkgs) || exit 2
+	       echo "qemu-system-x86 cpio xz-utils zstd gcc binutils libc6-dev openssl python3 $py perl gpg git dash bash coreutils tar util-linux aom-tools dav1d vpx-tools ffmpeg $ff sqlite3 systemd crun mount" ;;
 	# The static programs that the guest's tests of xom run build besides
 	# glibc's -static and -static-pie ones: the probe with musl, and a Go
 	# program (the Go toolchain is large, about 330 MB installed, so it
@@ -35,7 +93,8 @@ pkgs_for() {
 	bench) echo "python3 gnuplot-nox binutils time valgrind strace" ;;
 	# libFuzzer is in clang's runtime package; clang links it against
 	# libstdc++.
-	fuzz)  echo "clang libclang-rt-14-dev libstdc++-12-dev" ;;
+	fuzz)  fz=$(fuzz_pkgs) || exit 2
+	       echo "clang $fz" ;;
 	*) echo "tests/deps.sh: unknown group '$1'" >&2; exit 64 ;;
 	esac
 }
@@ -44,16 +103,31 @@ list=0
 [ "${1:-}" = --list ] && { list=1; shift; }
 [ $# -gt 0 ] || { echo "usage: tests/deps.sh [--list] GROUP... (build, vm, static, bench, fuzz)" >&2; exit 64; }
 if [ "$list" = 1 ]; then
-	for g in "$@"; do pkgs_for "$g"; done | tr ' ' '\n' | sort -u | tr '\n' ' '
+	all=""
+	for g in "$@"; do all="$all $(pkgs_for "$g")" || exit 2; done
+	echo "$all" | tr ' ' '\n' | sed '/^$/d' | sort -u | tr '\n' ' '
 	echo
 	exit 0
 fi
 
+# installed PKG: whether PKG, or a package that provides it, is installed.
+# A virtual package (libssl3 on Debian 13) is never installed itself, and
+# apt-get install picks its one provider.
+provided=""
+installed() {
+	local st
+	st=$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null || true)
+	[ "$st" = installed ] && return 0
+	[ -n "$provided" ] || provided=$(dpkg-query -W -f='${db:Status-Status} ${Provides}\n' 2>/dev/null |
+		awk '$1 == "installed" { $1 = ""; print }' | tr ',' '\n' | awk '{ print $1 }' | sort -u)
+	echo "$provided" | grep -qxF -- "$1"
+}
+
 missing=""
 for g in "$@"; do
-	for p in $(pkgs_for "$g"); do
-		st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
-		[ "$st" = installed ] || missing="$missing $p"
+	pkgs=$(pkgs_for "$g")
+	for p in $pkgs; do
+		installed "$p" || missing="$missing $p"
 	done
 done
 [ -z "$missing" ] && exit 0

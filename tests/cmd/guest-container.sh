@@ -25,7 +25,8 @@ W=/tmp/xom-container
 R=$W/rootfs
 INST=$B/tests/install
 SC=$B/tests/container/seccomp
-PY=/usr/bin/python3.11
+# Debian's python3 is python3.11 on Debian 12 and python3.13 on Debian 13.
+PY=$(readlink -f /usr/bin/python3)
 LIB=/usr/local/lib/xom/libxom.so
 unset XOM_OPTIONS LD_PRELOAD LD_AUDIT
 part=${1:-}

@@ -31,7 +31,8 @@ export GIT_CONFIG_NOSYSTEM=1
 part=${1:-}
 err() { tail -c 400 "$W/err" | tr '\n' '|'; }
 
-PY=/usr/bin/python3.11
+# Debian's python3 is python3.11 on Debian 12 and python3.13 on Debian 13.
+PY=$(readlink -f /usr/bin/python3)
 KEY=000102030405060708090a0b0c0d0e0f
 GPG="/usr/bin/gpg --homedir $W/gnupg --batch --no-autostart"
 # The programs that the commands below run, for the store.
@@ -42,7 +43,7 @@ progs() {
 	done
 	echo $PY "$xom"
 	# What python3 opens later with dlopen, which no closure lists.
-	ls /usr/lib/python3.11/lib-dynload/*.so
+	ls /usr/lib/${PY##*/}/lib-dynload/*.so
 }
 # NAME|COMMAND: what each prints must not change under xom.
 cmds() {
@@ -167,7 +168,7 @@ boot)
 	# ---- xom status PID for a service, and --system -----------------------------------
 	py=$(awk '$2 == "python3" { print $1 }' "$W/pids")
 	"$xom" status "$py" >"$W/out" 2>"$W/err"
-	t_check status-service 'grep -Eq "^ *[1-9][0-9]* +0 .*libc.so.6$" $W/out && grep -q "python3.11$" $W/out' "$(tr '\n' '|' <$W/out) $(err)"
+	t_check status-service 'grep -Eq "^ *[1-9][0-9]* +0 .*libc.so.6$" $W/out && grep -q "${PY##*/}$" $W/out' "$(tr '\n' '|' <$W/out) $(err)"
 	"$xom" status --system --json >"$W/json" 2>"$W/err"
 	"$xom" status --system >"$W/table" 2>>"$W/err"
 	# ---- every process running now, from /proc/*/smaps ----------------------------------

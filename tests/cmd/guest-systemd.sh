@@ -104,7 +104,10 @@ global)
 	# systemd reads /etc/ld.so.preload again when it re-executes itself.
 	systemctl daemon-reexec
 	cat /proc/1/smaps >"$W/smaps1" 2>"$W/err"
-	n1=$(xo_pages "$W/smaps1") nl=$(xo_pages "$W/smaps1" libc.so.6) ns=$(xo_pages "$W/smaps1" libsystemd-shared-252.so)
+	# systemd's library is named by its version (libsystemd-shared-252.so
+	# on Debian 12, -257 on Debian 13).
+	shared=$(grep -o 'libsystemd-shared-[0-9]*[.]so' "$W/smaps1" | head -n 1)
+	n1=$(xo_pages "$W/smaps1") nl=$(xo_pages "$W/smaps1" libc.so.6) ns=$(xo_pages "$W/smaps1" "${shared:-libsystemd-shared}")
 	t_check global-pid1-protected '[ "$(cat /proc/1/comm)" = systemd ] && grep -q " $P\$" $W/smaps1 && [ "$nl" -gt 0 ] && [ "$ns" -gt 0 ]' "PID 1 $(cat /proc/1/comm): execute-only pages: $n1 in all, libc $nl, libsystemd-shared $ns"
 	systemctl start xom-plain.service
 	pid=$(prop xom-plain.service MainPID)

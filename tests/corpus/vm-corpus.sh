@@ -31,7 +31,8 @@ unset XOM_OPTIONS LD_PRELOAD LD_AUDIT
 # The guest has no system store; the user's cache holds the host's plans.
 export XOM_OPTIONS=store=off
 HOSTPLANS=/var/cache/xom-host/xom
-PY=/usr/bin/python3.11
+# Debian's python3 is python3.11 on Debian 12 and python3.13 on Debian 13.
+PY=$(readlink -f /usr/bin/python3)
 FF="/usr/bin/ffmpeg -nostdin -y -hide_banner -loglevel error -fflags +bitexact -threads 1"
 
 err() { head -c 400 "$1" | tr '\n' '|'; }

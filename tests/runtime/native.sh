@@ -98,11 +98,13 @@ run "mode=off" /bin/true
 t_check mode-off-silent '[ $rc = 0 ] && [ ! -s $W/err ]' "rc $rc, stderr '$(err)'"
 
 # ---- a long cold scan is announced on a terminal, and only there ---------
-# python3.11 and its libraries hold more than 4 MB of code.
-if command -v script >/dev/null && [ -x /usr/bin/python3.11 ]; then
+# Debian's python3 (python3.11 on Debian 12, python3.13 on Debian 13) and
+# its libraries hold more than 4 MB of code.
+PY=$(readlink -f /usr/bin/python3)
+if command -v script >/dev/null && [ -x "$PY" ]; then
 	tty_run() { # tty_run CACHE OPTIONS: python3 on a pseudo-terminal
 		XDG_CACHE_HOME=$1 XOM_OPTIONS=$BASE:backend=none${2:+:$2} \
-			script -qec "LD_PRELOAD=$P exec /usr/bin/python3.11 -S -c pass" /dev/null >"$W/out" 2>&1 </dev/null
+			script -qec "LD_PRELOAD=$P exec $PY -S -c pass" /dev/null >"$W/out" 2>&1 </dev/null
 	}
 	tty_run "$W/tty1" ""
 	t_check cold-scan-said-on-tty 'grep -Eq "^xom: scanning [0-9]+ objects \([0-9]+ MB of code\) for the first time\.\.\." $W/out' "$(head -c 400 $W/out)"
@@ -110,10 +112,10 @@ if command -v script >/dev/null && [ -x /usr/bin/python3.11 ]; then
 	t_check warm-start-silent-on-tty '! grep -q "scanning" $W/out' "$(head -c 400 $W/out)"
 	tty_run "$W/tty2" notice=done
 	t_check cold-scan-quiet-when-done '! grep -q "scanning" $W/out' "$(head -c 400 $W/out)"
-	XDG_CACHE_HOME=$W/tty3 XOM_OPTIONS=$BASE:backend=none LD_PRELOAD=$P /usr/bin/python3.11 -S -c pass >"$W/out" 2>&1
+	XDG_CACHE_HOME=$W/tty3 XOM_OPTIONS=$BASE:backend=none LD_PRELOAD=$P "$PY" -S -c pass >"$W/out" 2>&1
 	t_check cold-scan-quiet-off-tty '! grep -q "scanning" $W/out' "$(head -c 400 $W/out)"
 else
-	t_skip cold-scan-said-on-tty "needs script(1) and /usr/bin/python3.11"
+	t_skip cold-scan-said-on-tty "needs script(1) and Debian's python3"
 fi
 
 # ---- backend=none: the whole path, no protection calls ----------------------

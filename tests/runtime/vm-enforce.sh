@@ -38,7 +38,8 @@ if ! "$T" haspku; then
 	exit 1
 fi
 
-PY=/usr/bin/python3.11
+# Debian's python3 is python3.11 on Debian 12 and python3.13 on Debian 13.
+PY=$(readlink -f /usr/bin/python3)
 PYCODE='import hashlib, zlib, json; d = json.dumps({"a": [1, 2, 3]}); print(hashlib.sha256(zlib.compress(d.encode())).hexdigest(), json.loads(d))'
 PLCODE='my %h = map { $_ => $_ ** 2 } 1..20; print join(",", map { "$_=$h{$_}" } sort { $a <=> $b } keys %h), "\n"'
 KEY=000102030405060708090a0b0c0d0e0f

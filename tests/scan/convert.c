@@ -14,9 +14,13 @@
  * x264_picture_t, all fixed by the ABI of libx264.so.164 (x264.h).
  *
  * The libraries are opened with dlopen() and the few functions declared
- * here (FFmpeg 5.1's ABI: libswscale.so.6, libswresample.so.4), so that no
- * -dev package is needed; the dlopen is also what brings them under the
- * runtime's wrapper.  Exit status 0, 1 when a library or a call fails.
+ * here, so that no -dev package is needed; the dlopen is also what brings
+ * them under the runtime's wrapper.  The calls used have the same ABI from
+ * FFmpeg 5.1 (Debian 12: libswscale.so.6, libswresample.so.4) to FFmpeg 7
+ * (Debian 13: libswscale.so.8, libswresample.so.5): swr_alloc_set_opts2()
+ * and AVChannelLayout came in 5.1, and 7 dropped swr_alloc_set_opts().
+ * The first of those sonames that opens is used.  Exit status 0, 1 when a
+ * library or a call fails.
  */
 #include <dlfcn.h>
 #include <math.h>
@@ -31,6 +35,29 @@
 #define SMP_FLT 3
 #define LAYOUT_MONO 0x4ull      /* AV_CH_LAYOUT_* */
 #define LAYOUT_STEREO 0x3ull
+#define ORDER_NATIVE 1          /* enum AVChannelOrder */
+
+/* AVChannelLayout: an order, a channel count and, for the native order,
+ * the mask of channels. */
+struct ch_layout {
+	int order;
+	int nb_channels;
+	uint64_t mask;
+	void *opaque;
+};
+
+/* Opens the first library of NAMES (a NULL-terminated list) that there is. */
+static void *open_first(const char *const *names)
+{
+	for (; *names; names++) {
+		void *lib = dlopen(*names, RTLD_NOW);
+
+		if (lib)
+			return lib;
+	}
+	fprintf(stderr, "convert: %s: %s\n", names[-1], dlerror());
+	return NULL;
+}
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
 {
@@ -52,7 +79,9 @@ static void *sym(void *lib, const char *name)
 
 static int scale(void)
 {
-	void *lib = dlopen("libswscale.so.6", RTLD_NOW);
+	static const char *const names[] = { "libswscale.so.8", "libswscale.so.7",
+	                                     "libswscale.so.6", NULL };
+	void *lib = open_first(names);
 	void *(*get)(int, int, int, int, int, int, int, void *, void *, const double *) =
 		(void *(*)(int, int, int, int, int, int, int, void *, void *, const double *))sym(lib, "sws_getContext");
 	int (*run)(void *, const uint8_t *const[], const int[], int, int,
@@ -80,9 +109,13 @@ static int scale(void)
 
 static int resample(void)
 {
-	void *lib = dlopen("libswresample.so.4", RTLD_NOW);
-	void *(*alloc)(void *, int64_t, int, int, int64_t, int, int, int, void *) =
-		(void *(*)(void *, int64_t, int, int, int64_t, int, int, int, void *))sym(lib, "swr_alloc_set_opts");
+	static const char *const names[] = { "libswresample.so.5", "libswresample.so.4", NULL };
+	void *lib = open_first(names);
+	typedef int alloc_fn(void **, const struct ch_layout *, int, int,
+	                     const struct ch_layout *, int, int, int, void *);
+	alloc_fn *alloc = (alloc_fn *)sym(lib, "swr_alloc_set_opts2");
+	const struct ch_layout mono = { ORDER_NATIVE, 1, LAYOUT_MONO, NULL };
+	const struct ch_layout stereo = { ORDER_NATIVE, 2, LAYOUT_STEREO, NULL };
 	int (*init)(void *) = (int (*)(void *))sym(lib, "swr_init");
 	int (*conv)(void *, uint8_t **, int, const uint8_t **, int) =
 		(int (*)(void *, uint8_t **, int, const uint8_t **, int))sym(lib, "swr_convert");
@@ -91,16 +124,15 @@ static int resample(void)
 	const uint8_t *ip[1] = { (const uint8_t *)in };
 	uint8_t *op[1] = { (uint8_t *)out };
 	uint64_t h = 1469598103934665603ull;
-	void *ctx;
+	void *ctx = NULL;
 	int n, total = 0;
 
 	if (!alloc || !init || !conv)
 		return 1;
 	for (int i = 0; i < 4800; i++)
 		in[2 * i] = in[2 * i + 1] = (float)(0.5 * sin(i * 2 * 3.14159265 * 440 / 48000));
-	ctx = alloc(NULL, (int64_t)LAYOUT_MONO, SMP_S16, 22050, (int64_t)LAYOUT_STEREO,
-	            SMP_FLT, 48000, 0, NULL);
-	if (!ctx || init(ctx) < 0)
+	if (alloc(&ctx, &mono, SMP_S16, 22050, &stereo, SMP_FLT, 48000, 0, NULL) < 0 ||
+	    !ctx || init(ctx) < 0)
 		return fputs("convert: swr_init failed\n", stderr), 1;
 	if ((n = conv(ctx, op, 4096, ip, 4800)) < 0)
 		return fputs("convert: swr_convert failed\n", stderr), 1;
