@@ -1,6 +1,6 @@
 #!/bin/sh
 # Installs the Debian packages that one part of xom needs, if any are missing.
-# Usage: tests/deps.sh GROUP...   (groups: build, vm, bench, fuzz)
+# Usage: tests/deps.sh GROUP...   (groups: build, vm, bench, fuzz, peers)
 #        tests/deps.sh --list GROUP...   prints the packages, installs nothing
 # Prints nothing when everything is present, so `make` stays quiet.  Each
 # group names everything it needs beyond a minimal Debian 12 (debootstrap
@@ -31,13 +31,28 @@ pkgs_for() {
 	# libFuzzer is in clang's runtime package; clang links it against
 	# libstdc++.
 	fuzz)  echo "clang libclang-rt-14-dev libstdc++-12-dev" ;;
+	# The peers' own test suites that tests/peers/native.sh runs without
+	# and with xom: Python's regression tests, for the version that
+	# python3 is (3.11 on Debian 12), and GLib's installed tests.
+	peers) echo "python3 libpython$(python_version)-testsuite libglib2.0-tests" ;;
 	*) echo "tests/deps.sh: unknown group '$1'" >&2; exit 64 ;;
+	esac
+}
+
+# The X.Y of Debian's python3, read from its link (python3 -> python3.11),
+# so that the list is right before python3 is installed and on later
+# releases; Debian 12's when there is no python3 yet.
+python_version() {
+	v=$(readlink /usr/bin/python3 2>/dev/null || true)
+	case $v in
+	python3.[0-9]*) echo "${v#python}" ;;
+	*) echo 3.11 ;;
 	esac
 }
 
 list=0
 [ "${1:-}" = --list ] && { list=1; shift; }
-[ $# -gt 0 ] || { echo "usage: tests/deps.sh [--list] GROUP... (build, vm, bench, fuzz)" >&2; exit 64; }
+[ $# -gt 0 ] || { echo "usage: tests/deps.sh [--list] GROUP... (build, vm, bench, fuzz, peers)" >&2; exit 64; }
 if [ "$list" = 1 ]; then
 	for g in "$@"; do pkgs_for "$g"; done | tr ' ' '\n' | sort -u | tr '\n' ' '
 	echo
