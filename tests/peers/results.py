@@ -108,13 +108,18 @@ TAP = re.compile(r"^(ok|not ok) \d+ (\S+)(?: # (SKIP|TODO)\b.*)?$")
 
 def cmd_tap(name, rc, tappath):
     text = read(tappath)
-    sys.stdout.write("*\t%s\n" % status_of(rc, ""))
     cases = []
     for line in text.splitlines():
         m = TAP.match(line)
         if m:
             outcome = "skipped" if m.group(3) == "SKIP" else m.group(1)
             cases.append((m.group(2), outcome))
+    status = status_of(rc, "")
+    # Where a program that died stopped: after its last case (the message
+    # of a "Bail out!" names temporary files, which differ from run to run).
+    if status.startswith("signal") and cases:
+        status += ", after " + cases[-1][0]
+    sys.stdout.write("*\t%s\n" % status)
     emit(cases, sys.stdout)
 
 
@@ -180,7 +185,8 @@ def compare_one(name, runs):
                         % (len(differ), len(names), "; ".join(differ)))
         for run, n in zip(RUNS, cut):
             if n:
-                what.append("%d cases never ran in the %s run, which died" % (n, run))
+                what.append("%d case%s never ran in the %s run, which died"
+                            % (n, "" if n == 1 else "s", run))
         if bad:
             what.append("%d failing alike in all three: %s" % (
                 len(bad), short(", ".join(bad), 300)))
