@@ -19,15 +19,17 @@
 #
 # Usage: tests/peers/native.sh [python|glib]...   (default: both)
 # PEERS_ONLY="test_mmap test_ctypes" runs only those programs.
-# PEERS_JOBS (default 6) runs that many test programs at once: most of
+# PEERS_PYTHON (default /usr/bin/python3) is the interpreter whose tests run.
+# PEERS_JOBS (default 8) runs that many test programs at once: most of
 # these tests wait on timers and children, not on the CPU.  The work files
-# stay in $B/tests/peers for a look after a failure.
+# stay in $B/tests/peers/work for a look after a failure.
 R=$(cd "$(dirname "$0")/../.." && pwd)
 SELF=$R/tests/peers/native.sh
 B=${B:-build}
 case $B in /*) ;; *) B=$R/$B ;; esac
 P=$B/libxom.so A=$B/libxom-audit.so
-W=$B/tests/peers
+# The work files: a folder named work, which the guest archive leaves out.
+W=$B/tests/peers/work
 PY=${PEERS_PYTHON:-/usr/bin/python3}
 GLIB_TESTS=/usr/share/installed-tests/glib
 RUNS="plain preload audit"
@@ -156,7 +158,14 @@ suite() {
 	done
 	for n in $(names "$s"); do
 		for d in $RUNS; do echo "$s $d $n"; done
-	done | xargs -P "${PEERS_JOBS:-6}" -L 1 "$SELF" --job
+	done | xargs -P "${PEERS_JOBS:-8}" -L 1 "$SELF" --job
+	# A program whose results were never written is a failure, not a
+	# program left out of the comparison.
+	for n in $(names "$s"); do
+		for d in $RUNS; do
+			[ -s "$W/$s/$d/$n.res" ] || t_fail "$s $n" "no results from the $d run"
+		done
+	done
 	"$PY" "$R/tests/peers/results.py" compare "$W/$s/plain" "$W/$s/preload" "$W/$s/audit" >"$W/$s/verdicts"
 	while read -r verdict line; do
 		case $verdict in
@@ -202,5 +211,5 @@ for s in ${*:-python glib}; do
 	suite "$s"
 	echo "# $s: three runs in $(( $(date +%s) - t0 )) s"
 done
-echo "# check-peers: $(( $(date +%s) - start )) s in all, ${PEERS_JOBS:-6} programs at a time"
+echo "# check-peers: $(( $(date +%s) - start )) s in all, ${PEERS_JOBS:-8} programs at a time"
 t_summary
