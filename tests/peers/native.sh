@@ -18,7 +18,8 @@
 # reached the output of any test.
 #
 # Usage: tests/peers/native.sh [python|glib]...   (default: both)
-# PEERS_ONLY="test_mmap test_ctypes" runs only those programs.
+# PEERS_ONLY="test_mmap test_ctypes" tests/peers/native.sh python runs only
+# those programs of the suite named.
 # PEERS_PYTHON (default /usr/bin/python3) is the interpreter whose tests run.
 # PEERS_JOBS (default 8) runs that many test programs at once: most of
 # these tests wait on timers and children, not on the CPU.  The work files
