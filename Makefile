@@ -63,6 +63,7 @@ include tests/vm/vm.mk
 include bench/bench.mk
 include cmd/cmd.mk
 include demo/demo.mk
+include tests/peers/peers.mk
 
 .PHONY: all check quick clean asan check-asan demo check-readme check-debian13
 all: $(ALL)

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Installs the Debian packages that one part of xom needs, if any are missing.
-# Usage: tests/deps.sh GROUP...   (groups: build, vm, static, bench, fuzz)
+# Usage: tests/deps.sh GROUP...   (groups: build, vm, static, bench, fuzz, peers)
 #        tests/deps.sh --list GROUP...   prints the packages, installs nothing
 # Prints nothing when everything is present, so `make` stays quiet.  Each
 # group names everything it needs beyond a minimal Debian 12 or 13
@@ -95,13 +95,18 @@ pkgs_for() {
 	# libstdc++.
 	fuzz)  fz=$(fuzz_pkgs) || exit 2
 	       echo "clang $fz" ;;
+	# The peers' own test suites that tests/peers/native.sh runs without
+	# and with xom: Python's regression tests, for the version that
+	# python3 is (3.11 on Debian 12), and GLib's installed tests.
+	peers) py=$(python_pkgs) || exit 2
+	       echo "python3 ${py##* } libglib2.0-tests" ;;
 	*) echo "tests/deps.sh: unknown group '$1'" >&2; exit 64 ;;
 	esac
 }
 
 list=0
 [ "${1:-}" = --list ] && { list=1; shift; }
-[ $# -gt 0 ] || { echo "usage: tests/deps.sh [--list] GROUP... (build, vm, static, bench, fuzz)" >&2; exit 64; }
+[ $# -gt 0 ] || { echo "usage: tests/deps.sh [--list] GROUP... (build, vm, static, bench, fuzz, peers)" >&2; exit 64; }
 if [ "$list" = 1 ]; then
 	all=""
 	for g in "$@"; do all="$all $(pkgs_for "$g")" || exit 2; done
