@@ -23,11 +23,13 @@
  *     other;
  *   - given an empty environment.  It is linked statically, so that not
  *     even /etc/ld.so.preload can load xom into it;
- *   - run with limits of xom's choosing, not the caller's (run_limits),
- *     and in a secure-execution program as the program's effective user
- *     alone (own_helper): neither a lowered limit nor a kill by the
- *     caller may make a set-user-ID program's scan fail, which would
- *     leave it unprotected.
+ *   - run with limits of xom's choosing, not the caller's (run_limits,
+ *     and raise_host_limits for the calls that start it), and in a
+ *     secure-execution program as the program's effective user alone
+ *     (own_helper), at the ordinary priority (own_schedule): neither a
+ *     lowered limit, nor a starved or killed helper may make a
+ *     set-user-ID program's scan fail, which would leave it unprotected.
+ *     A delegated cgroup's limits still can (README.md).
  */
 #include <dlfcn.h>
 #include <poll.h>
@@ -256,6 +258,29 @@ static void run_limits(struct spawn *s)
 }
 
 /*
+ * In a secure-execution program, the intermediate, and so the helper,
+ * runs at the ordinary priority on every CPU, whatever its caller chose
+ * (nice 19, SCHED_IDLE, one CPU, the idle I/O class): a starved helper
+ * falls silent past its time-out and leaves the program unprotected.
+ * Each call may fail (a set-user-ID program of another user than root
+ * cannot lower its nice value); the rest still holds.
+ */
+static void own_schedule(const struct spawn *s)
+{
+	static const long param0 = 0;           /* struct sched_param */
+	uint64_t all[16];
+
+	if (!s->secure)
+		return;
+	sys3(SYS_sched_setscheduler, 0, 0 /* SCHED_OTHER */, (long)&param0);
+	sys3(SYS_setpriority, 0 /* PRIO_PROCESS */, 0, 0);
+	memset(all, 0xff, sizeof(all));
+	sys3(SYS_sched_setaffinity, 0, sizeof(all), (long)all);
+	/* IOPRIO_WHO_PROCESS, IOPRIO_CLASS_BE at level 4. */
+	sys3(SYS_ioprio_set, 1, 0, (2 << 13) | 4);
+}
+
+/*
  * In a secure-execution program, makes the intermediate, and so the
  * helper, the effective user's alone: real and saved user IDs the
  * effective one.  The kernel lets a process signal another whose real or
@@ -307,6 +332,7 @@ static int start_helper(void *arg)
 
 	run_limits(s);
 	own_helper(s);
+	own_schedule(s);
 	long pid = clone(run_helper, s->stack2, CLONE_VM | CLONE_VFORK, s);
 
 	/* run_helper stores -errno in s->pid when its exec fails. */
@@ -340,7 +366,44 @@ static long start(int exe, int out, char *const *argv)
 		x_close(err);
 	sc->low = s.low;
 	memcpy(sc->got, s.got, sizeof(sc->got));
-	return mid > 0 ? s.pid : -ECHILD;
+	return mid > 0 ? s.pid : mid < 0 ? mid : -ECHILD;
+}
+
+/*
+ * The host's own soft limits on open files and processes, which the pipe,
+ * the helper's descriptor and the first clone count against before the
+ * intermediate can raise its own: in a secure-execution program they are
+ * raised to the hard limits for these few calls and put back after, so
+ * that a caller who lowered them cannot make the scan fail.  A program's
+ * other threads could see the raised value meanwhile; a program that is
+ * not in that mode is its caller's own, and is left alone.
+ */
+struct host_limits {
+	struct rlimit64_ old[2];
+	int raised[2];
+};
+static const int host_limit_res[2] = { RLIMIT_NOFILE, RLIMIT_NPROC };
+
+static void raise_host_limits(struct host_limits *h)
+{
+	for (int i = 0; i < 2; i++) {
+		h->raised[i] = 0;
+		if (!xom_secure || SYS_FAILED(sys4(SYS_prlimit64, 0, host_limit_res[i],
+		                                  0, (long)&h->old[i])))
+			continue;
+		if (h->old[i].cur >= h->old[i].max)
+			continue;
+		struct rlimit64_ n = { h->old[i].max, h->old[i].max };
+		h->raised[i] = !SYS_FAILED(sys4(SYS_prlimit64, 0, host_limit_res[i],
+		                                (long)&n, 0));
+	}
+}
+
+static void restore_host_limits(const struct host_limits *h)
+{
+	for (int i = 0; i < 2; i++)
+		if (h->raised[i])
+			sys4(SYS_prlimit64, 0, host_limit_res[i], (long)&h->old[i], 0);
 }
 
 /* After a run in which something could not be scanned: one line naming
@@ -505,16 +568,22 @@ static int run_scratch(const char *const *paths, size_t n,
 	size_t len = 0;
 
 	build_argv(argv, paths, n, keys, nkeys, quiet);
+	struct host_limits hl;
+	raise_host_limits(&hl);
 	int exe = open_helper();
-	if (exe < 0)
+	if (exe < 0) {
+		restore_host_limits(&hl);
 		return -1;
+	}
 	long rc = x_pipe2(pfd, O_CLOEXEC);
 	if (SYS_FAILED(rc)) {
+		restore_host_limits(&hl);
 		xom_notice("cannot make a pipe for the scanner (%serrno %d)", XOM_ERR((int)-rc));
 		x_close(exe);
 		return -1;
 	}
 	long pid = start(exe, pfd[1], argv);
+	restore_host_limits(&hl);
 	x_close(pfd[1]);
 	x_close(exe);
 	if (pid <= 0) {

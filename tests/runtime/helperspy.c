@@ -1,7 +1,8 @@
 /*
  * helperspy.c - stands in for xom-plan beside a copy of libxom.so, to show
- * what the runtime starts its helper with: it appends one line to
+ * what the runtime starts its helper with: it appends two lines to
  * spy.log in its own folder,
+ *     sched POLICY nice NICE
  *     ids RUID EUID SUID as SOFT HARD core SOFT HARD
  * (limits in bytes, -1 for none), then runs the real helper,
  * xom-plan.real, from the same folder with the same arguments.  Linked
@@ -11,6 +12,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -37,7 +39,9 @@ int main(int argc, char **argv)
 	if (getresuid(&r, &e, &s) != 0 || getrlimit(RLIMIT_AS, &as) != 0
 	    || getrlimit(RLIMIT_CORE, &core) != 0)
 		return 127;
-	int len = snprintf(line, sizeof(line), "ids %u %u %u as %lld %lld core %lld %lld\n",
+	int len = snprintf(line, sizeof(line), "sched %d nice %d\n"
+	                   "ids %u %u %u as %lld %lld core %lld %lld\n",
+	                   sched_getscheduler(0), getpriority(PRIO_PROCESS, 0),
 	                   (unsigned)r, (unsigned)e, (unsigned)s, lim(as.rlim_cur),
 	                   lim(as.rlim_max), lim(core.rlim_cur), lim(core.rlim_max));
 	snprintf(path, sizeof(path), "%s/spy.log", dir);

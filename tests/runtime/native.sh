@@ -463,6 +463,7 @@ sec_run() { # sec_run ULIMIT PROG: PROG /proc/self/status and limits as nobody, 
 }
 planned_libc() { grep -Eq "libc.so.6: [1-9][0-9]* pages execute-only" "$W/err" && ! grep -q "analysis failed" "$W/err"; }
 spy() { tail -n 1 "$S/lib/spy.log"; }
+spy_sched() { tail -n 2 "$S/lib/spy.log" | head -n 1; }
 if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null || ! unshare -m true 2>/dev/null; then
 	why="needs root, setpriv and unshare -m (a mount namespace)"
 elif ! mkdir -p "$S/lib" "$S/up" "$S/work" || ! chmod 755 "$W" "$S" "$S/lib" "$S/up" ||
@@ -472,7 +473,7 @@ else
 	why=""
 fi
 if [ -n "$why" ]; then
-	for t in secure-soft-limit secure-helper-owned secure-nonroot-soft-limit secure-hard-limit-said secure-root-hard-limit; do
+	for t in secure-soft-limit secure-helper-owned secure-nonroot-soft-limit secure-hard-limit-said secure-root-hard-limit secure-files-limit secure-process-limit secure-schedule; do
 		t_skip $t "$why"
 	done
 else
@@ -485,7 +486,7 @@ else
 	chmod 644 "$S/up/ld.so.preload" "$S/up/xom.conf"
 	# A lowered soft limit: the helper raises it again, and libc is planned.
 	if findmnt -no OPTIONS -T "$S" | grep -qw nosuid; then
-		for t in secure-soft-limit secure-helper-owned secure-nonroot-soft-limit secure-hard-limit-said secure-root-hard-limit; do
+		for t in secure-soft-limit secure-helper-owned secure-nonroot-soft-limit secure-hard-limit-said secure-root-hard-limit secure-files-limit secure-process-limit secure-schedule; do
 			t_skip $t "$S is on a nosuid mount"
 		done
 	else
@@ -503,6 +504,17 @@ else
 		# the same, with daemon's identity.
 		sec_run "-S -v 20000" "$S/cat-daemon"
 		t_check secure-nonroot-soft-limit '[ "$rc" = 0 ] && planned_libc && spy | grep -q "^ids 1 1 1 as -1 -1 core 0 0$"' "rc $rc, helper: $(spy): $(err)"
+		# The host's own soft limits on open files and processes, which the
+		# pipe and the first clone count against: raised for those calls.
+		sec_run "-S -n 8; exec 3</dev/null 4</dev/null 5</dev/null" "$S/cat-root"
+		t_check secure-files-limit '[ "$rc" = 0 ] && planned_libc' "rc $rc: $(err)"
+		sec_run "-S -p 1" "$S/cat-daemon"
+		t_check secure-process-limit '[ "$rc" = 0 ] && planned_libc' "rc $rc: $(err)"
+		# A helper started at the lowest priority, on the idle policy, gets
+		# the ordinary ones back (SCHED_OTHER is 0).
+		sec_run "-S -c 0 && renice -n 19 \$\$ >/dev/null && chrt -i -p 0 \$\$" "$S/cat-root"
+		t_check secure-schedule '[ "$rc" = 0 ] && planned_libc && spy_sched | grep -q "^sched 0 nice 0$"' \
+			"rc $rc, helper: $(spy_sched): $(err)"
 		# A lowered hard limit binds a program that may not raise it: one
 		# line names it, and require=1 refuses the program.
 		sec_run "-v 20000" "$S/cat-daemon"
