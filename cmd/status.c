@@ -77,9 +77,10 @@ static int fuse_in(const char *mountinfo, int id)
  * by the mount tables of the process and of this one (a container's file
  * may lie on a mount of the container's alone), none of which asks
  * anything of the file system itself.  A mount that neither lists (one
- * detached since the file was mapped) may be FUSE.
+ * detached since the file was mapped) may be FUSE, unless smaps names a
+ * block device for the mapping.
  */
-static int maybe_fuse(const char *who, int fd)
+static int maybe_fuse(const char *who, int fd, unsigned dev_major)
 {
 	char path[64], line[256];
 	int id = -1, fuse = -1;
@@ -98,6 +99,11 @@ static int maybe_fuse(const char *who, int fd)
 	fuse = fuse_in(path, id);
 	if (fuse < 0)
 		fuse = fuse_in("/proc/self/mountinfo", id);
+	/* In a chroot the tables leave out the mounts above its root, its
+	 * own file system among them: a mapping on a block device (FUSE's
+	 * devices are anonymous, major 0) is taken as not FUSE there. */
+	if (fuse < 0 && dev_major != 0)
+		fuse = 0;
 	return fuse != 0;
 }
 
@@ -129,7 +135,7 @@ static int mapped_key(const char *who, const struct obj_pages *o,
 		fd = open(o->name, O_PATH | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	if (!maybe_fuse(who, fd) && fstat(fd, &s) == 0 && S_ISREG(s.st_mode)
+	if (!maybe_fuse(who, fd, o->dev_major) && fstat(fd, &s) == 0 && S_ISREG(s.st_mode)
 	    && s.st_ino == o->ino) {
 		snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
 		int rd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
@@ -173,6 +179,7 @@ static void surface(const struct stores *st, const char *who,
 struct mapping {
 	unsigned long start, end, pages;
 	unsigned long long ino;
+	unsigned dev_major;
 	char perms[8];
 	int key;                /* -1: no ProtectionKey line */
 	const char *name;
@@ -204,6 +211,7 @@ static int count_mapping(struct objects *objs, const struct mapping *m)
 		obj->start = m->start;
 		obj->end = m->end;
 		obj->ino = m->ino;
+		obj->dev_major = m->dev_major;
 	}
 	if (m->key > 0)
 		obj->keys |= 1u << (m->key & 15);
@@ -228,10 +236,11 @@ int read_smaps(FILE *f, struct objects *objs, int *saw_keys)
 		int eof = !fgets(line, sizeof line, f);
 		unsigned long start, end;
 		unsigned long long ino;
+		unsigned major;
 		int pos = 0, k;
 		char perms[8];
-		if (!eof && sscanf(line, "%lx-%lx %7s %*s %*x:%*x %llu %n", &start,
-		                   &end, perms, &ino, &pos) != 4) {
+		if (!eof && sscanf(line, "%lx-%lx %7s %*s %x:%*x %llu %n", &start,
+		                   &end, perms, &major, &ino, &pos) != 5) {
 			if (sscanf(line, "ProtectionKey: %d", &k) == 1) {
 				*saw_keys = 1;
 				m.key = k;
@@ -251,6 +260,7 @@ int read_smaps(FILE *f, struct objects *objs, int *saw_keys)
 		m.start = start;
 		m.end = end;
 		m.ino = ino;
+		m.dev_major = major;
 		m.pages = (end - start) / (unsigned long)page;
 		m.key = -1;
 	}

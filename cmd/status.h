@@ -15,6 +15,7 @@ struct obj_pages {
 	/* Its first code mapping, and the inode that smaps says it maps. */
 	unsigned long start, end;
 	unsigned long long ino;
+	unsigned dev_major;     /* of the device smaps names */
 };
 
 struct objects {
