@@ -64,6 +64,18 @@ static sighandler_t set_handler(int sig, sighandler_t handler, int flags,
 	return old.sa_handler;
 }
 
+/* The signal() family's checks before set_handler: sigset and sigignore
+ * take SIG_ERR as a handler like any other. */
+static sighandler_t checked_handler(int sig, sighandler_t handler, int flags,
+                                    int mask_self)
+{
+	if (sig <= 0 || sig >= NSIG || handler == SIG_ERR) {
+		set_errno(EINVAL);
+		return SIG_ERR;
+	}
+	return set_handler(sig, handler, flags, mask_self);
+}
+
 /* Only SIGSEGV needs xom: for every other signal the program's own libc
  * function answers, with all of its semantics.  For SIGSEGV each call is
  * done as glibc does it, through xom's sigaction. */
@@ -73,11 +85,7 @@ sighandler_t xom_call_signal(int sig, sighandler_t handler)
 {
 	if (sig != SIGSEGV && xom_libc.signal)
 		return xom_libc.signal(sig, handler);
-	if (sig <= 0 || sig >= NSIG || handler == SIG_ERR) {
-		set_errno(EINVAL);
-		return SIG_ERR;
-	}
-	return set_handler(sig, handler, segv_interrupts ? 0 : SA_RESTART, 1);
+	return checked_handler(sig, handler, segv_interrupts ? 0 : SA_RESTART, 1);
 }
 
 /* sysv_signal(): System V semantics, one-shot and not masked. */
@@ -85,11 +93,7 @@ sighandler_t xom_call_sysv_signal(int sig, sighandler_t handler)
 {
 	if (sig != SIGSEGV && xom_libc.sysv_signal)
 		return xom_libc.sysv_signal(sig, handler);
-	if (sig <= 0 || sig >= NSIG || handler == SIG_ERR) {
-		set_errno(EINVAL);
-		return SIG_ERR;
-	}
-	return set_handler(sig, handler, SA_RESETHAND | SA_NODEFER, 0);
+	return checked_handler(sig, handler, SA_RESETHAND | SA_NODEFER, 0);
 }
 
 int xom_call_sigignore(int sig)
