@@ -63,9 +63,10 @@ static void *next_fn(const char *name)
 	return NULL;
 }
 
-/* The first call of a wrapper may come before the constructor (from
- * another library's constructor): each slot is filled on first use too.
- * Two threads that race fill it with the same value. */
+/* Each slot is filled on a wrapper's first use, which may come before the
+ * constructor (from another library's): a look-up disturbs nothing, so no
+ * process pays for the functions it never calls.  Two threads that race
+ * fill a slot with the same value. */
 static void *real_fn(void **slot, const char *name)
 {
 	void *fn = __atomic_load_n(slot, __ATOMIC_RELAXED);
@@ -77,21 +78,6 @@ static void *real_fn(void **slot, const char *name)
 	return fn;
 }
 #define REAL(var, name) ((__typeof__(var))real_fn((void **)&(var), name))
-
-static void find_real(void)
-{
-	REAL(real_dlopen, "dlopen");
-	REAL(real_dlmopen, "dlmopen");
-	REAL(real_dlclose, "dlclose");
-	REAL(real_dlerror, "dlerror");
-	REAL(xom_libc.signal, "signal");
-	REAL(xom_libc.sysv_signal, "sysv_signal");
-	REAL(xom_libc.sigset, "sigset");
-	REAL(xom_libc.sigignore, "sigignore");
-	REAL(xom_libc.siginterrupt, "siginterrupt");
-	REAL(xom_libc.pkey_free, "pkey_free");
-	REAL(xom_libc.pkey_set, "pkey_set");
-}
 
 /* Filled in by libxom-audit.so, if it is loaded, before our constructor. */
 EXPORT struct xom_preload_link xom_preload_link;
@@ -119,7 +105,6 @@ __attribute__((constructor)) static void start_preload(void)
 	const struct xom_audit_api *audit = xom_preload_link.audit;
 
 	xom_libc.sigaction = __sigaction;
-	find_real();
 	if (audit && audit->magic == XOM_AUDIT_MAGIC && audit->version >= 2) {
 		xom_libc.forward = audit->sigaction;
 		xom_libc.key_guard = audit->key_guard;
