@@ -12,11 +12,14 @@
 #   make check-vm the emulated-PKU suite, whose guest boots trixie's own
 #                 kernel (6.12); QEMU's emulated CPU needs no KVM, so it
 #                 runs in the chroot too
+#   make check    all of the above but the demo, as the README's command
+#   user          make quick as a user who is not root, in a clone of
+#                 their own (run it after a step that installed the packages)
 #
 #   tests/debian13.sh [--fresh] [STEP...]
 #
-# STEP names some of the steps above (build quick asan demo vm); the build
-# always runs.  --fresh deletes the cached root first, so that the packages
+# STEP names some of the steps above (build quick asan demo vm check user;
+# default: demo check user); the build always runs.  --fresh deletes the cached root first, so that the packages
 # that `make` installs on first use are installed again, as on a new
 # machine.  Logs go to build/debian13/logs/.  Needs root and the Debian
 # mirror (MIRROR, default: the one this machine's apt uses for Debian).
@@ -34,9 +37,9 @@ while [ $# -gt 0 ]; do
 	*) break ;;
 	esac
 done
-steps=${*:-quick asan demo vm}
+steps=${*:-demo check user}
 for s in $steps; do
-	case $s in build|quick|asan|demo|vm) ;; *) echo "debian13: unknown step '$s' (build quick asan demo vm)" >&2; exit 64 ;; esac
+	case $s in build|quick|asan|demo|vm|check|user) ;; *) echo "debian13: unknown step '$s' (build quick asan demo vm check user)" >&2; exit 64 ;; esac
 done
 [ "$(id -u)" = 0 ] || { echo "debian13: needs root (debootstrap, chroot, mount)" >&2; exit 2; }
 
@@ -161,6 +164,17 @@ for s in $steps; do
 	asan) run asan make asan ;;
 	demo) run demo make demo; tail -n 12 "$logs/demo.log" | sed 's/^/   | /' ;;
 	vm) run vm make check-vm ;;
+	check) run check make check ;;
+	user)
+		# A user of their own, with a clone of their own: nothing of
+		# root's build may help.
+		in_chroot sh -c 'id xomuser >/dev/null 2>&1 || useradd -m -s /bin/sh xomuser'
+		rm -rf --one-file-system "$dir/home/xomuser/xom"
+		git clone -q --no-hardlinks "$repo" "$dir/home/xomuser/xom"
+		git -C "$dir/home/xomuser/xom" checkout -q --detach "$rev"
+		in_chroot chown -R xomuser: /home/xomuser/xom
+		run user "cd /home/xomuser/xom && runuser -u xomuser -- env HOME=/home/xomuser make quick"
+		;;
 	esac
 done
 echo "== Debian 13: $([ $status = 0 ] && echo passed || echo FAILED) in $(($(stamp) - t_start)) s"

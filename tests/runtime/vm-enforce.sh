@@ -51,7 +51,8 @@ real_cmds() {
 	printf "%s\n" "python3|$PY -S -c '$PYCODE'"
 	printf "%s\n" "perl|/usr/bin/perl -e '$PLCODE'"
 	printf "%s\n" "openssl-enc|/usr/bin/openssl enc -aes-128-cbc -K $KEY -iv $KEY -in $B/libxom.so | /usr/bin/openssl enc -d -aes-128-cbc -K $KEY -iv $KEY | /usr/bin/sha256sum"
-	printf "%s\n" "openssl-dgst|/usr/bin/openssl dgst -sha256 -sha512 $B/libxom.so"
+	# One digest per command: OpenSSL 3.5's dgst refuses two (3.0 took the last).
+	printf "%s\n" "openssl-dgst|/usr/bin/openssl dgst -sha256 $B/libxom.so; /usr/bin/openssl dgst -sha512 $B/libxom.so"
 	printf "%s\n" "iconv|echo hello | /usr/bin/iconv -f UTF-8 -t IBM037 | /usr/bin/sha256sum"
 }
 known_dir() {
