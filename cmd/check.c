@@ -38,7 +38,9 @@ const char check_usage[] =
 	"is the verdict.\n"
 	"\n"
 	"  --conf FILE  check FILE as the runtime would check /etc/xom.conf (a\n"
-	"               new version, before it is moved into place)\n"
+	"               new version, before it is moved into place; its rules\n"
+	"               are read even where its owner or mode would make the\n"
+	"               runtime ignore it, and a FILE that is missing fails)\n"
 	"Exit status: 0 enforcement works here, 1 it does not, 64 usage.\n";
 
 /* What failed first, for the verdict; NULL while all is well. */
@@ -207,6 +209,11 @@ static void check_stores(const struct xom_opts *o)
 		check_line(-1, "cache", NULL, "off (cache=off): objects that no store has are scanned at every start");
 		return;
 	}
+	if (!ud && o->cache) {
+		check_line(-1, "cache", NULL, "none: cache=%s is not an absolute path, so the runtime uses no cache%s%s",
+		           o->cache, fd ? "; plans go to " : "; every start rescans", fd ? fd : "");
+		return;
+	}
 	if (!ud) {
 		check_line(-1, "cache", NULL, "none: neither XDG_CACHE_HOME nor HOME is an absolute path%s%s",
 		           fd ? "; plans go to " : "; every start rescans", fd ? fd : "");
@@ -366,8 +373,11 @@ static int check_require(const char *what, const char *shown, const char *pat,
 
 /* The file, as the runtime reads it (loader/settings.c), then every rule
  * line by the runtime's parser (xom_conf_check_line), matched or not;
- * keys says why this machine cannot protect, or is NULL. */
-static void check_conf(const char *path, const char *keys)
+ * keys says why this machine cannot protect, or is NULL.  A file the
+ * runtime would ignore for its owner or mode still has its rules read, so
+ * that a draft can be checked before root moves it into place; named is 1
+ * when the user named the file, whose absence is then a failure. */
+static void check_conf(const char *path, const char *keys, int named)
 {
 	char dir[PATH_MAX], line[8192], err[512];
 	struct stat st, ds;
@@ -382,20 +392,23 @@ static void check_conf(const char *path, const char *keys)
 	else
 		snprintf(dir, sizeof dir, ".");
 	if (lstat(path, &st) != 0) {
-		if (errno == ENOENT)
+		if (errno == ENOENT && !named)
 			check_line(1, "xom.conf", NULL, "%s: none (every program has the defaults)", path);
 		else
 			check_line(0, "xom.conf", "xom.conf cannot be read", "%s: %s", path,
 			           strerror(errno));
 		return;
 	}
-	if (!S_ISREG(st.st_mode) || stat(dir, &ds) != 0 || !root_only(&st)
-	    || !root_only(&ds)) {
+	if (!S_ISREG(st.st_mode)) {
+		check_line(0, "xom.conf", "xom.conf is ignored",
+		           "%s: ignored by the runtime: not a regular file", path);
+		return;
+	}
+	int ignored = stat(dir, &ds) != 0 || !root_only(&st) || !root_only(&ds);
+	if (ignored)
 		check_line(0, "xom.conf", "xom.conf is ignored",
 		           "%s: ignored by the runtime, which says so in every process: it or %s is not root's, or others may write it (owner uid %u, mode %04o)",
 		           path, dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
-		return;
-	}
 	if (st.st_size >= (1 << 20)) {
 		check_line(0, "xom.conf", "xom.conf is ignored",
 		           "%s: ignored by the runtime: larger than 1 MB", path);
@@ -407,8 +420,9 @@ static void check_conf(const char *path, const char *keys)
 		           strerror(errno));
 		return;
 	}
-	check_line(1, "xom.conf", NULL, "%s: root's, mode %04o", path,
-	           (unsigned)(st.st_mode & 07777));
+	if (!ignored)
+		check_line(1, "xom.conf", NULL, "%s: root's, mode %04o", path,
+		           (unsigned)(st.st_mode & 07777));
 	while (fgets(line, sizeof line, f)) {
 		struct xom_opts o;
 		const char *pat;
@@ -433,16 +447,20 @@ static void check_conf(const char *path, const char *keys)
 			check_line(1, what, NULL, "%s", shown);
 	}
 	fclose(f);
-	check_line(1, "xom.conf", NULL, "%u rule%s read", rules, rules == 1 ? "" : "s");
+	if (ignored)
+		check_line(-1, "xom.conf", NULL, "%u rule%s read; none applies until the file and its folder are root's alone",
+		           rules, rules == 1 ? "" : "s");
+	else
+		check_line(1, "xom.conf", NULL, "%u rule%s read", rules, rules == 1 ? "" : "s");
 }
 
 /* ---- the XOM_OPTIONS values in force ------------------------------------ */
 
 /* The values of an ENUM key are '|'-separated; index picks one. */
-static const char *value_ENUM(const struct xom_opts *o, int index,
+static const char *value_ENUM(const struct xom_opts *o, const char *key, int index,
                               const char *values, char *buf, size_t len)
 {
-	(void)o;
+	(void)o; (void)key;
 	for (int i = 0; i < index && values; i++)
 		if ((values = strchr(values, '|')))
 			values++;
@@ -451,36 +469,42 @@ static const char *value_ENUM(const struct xom_opts *o, int index,
 	return buf;
 }
 
-static const char *value_INT(const struct xom_opts *o, int n,
+static const char *value_INT(const struct xom_opts *o, const char *key, int n,
                              const char *values, char *buf, size_t len)
 {
-	(void)o; (void)values;
+	(void)o; (void)key; (void)values;
 	snprintf(buf, len, "%d", n);
 	return buf;
 }
 
-static const char *value_PATH(const struct xom_opts *o, const char *path,
+static const char *value_PATH(const struct xom_opts *o, const char *key, const char *path,
                               const char *values, char *buf, size_t len)
 {
-	(void)o; (void)values; (void)buf; (void)len;
+	(void)o; (void)key; (void)values; (void)buf; (void)len;
 	return path ? path : "(none)";
 }
 
-static const char *value_LIST(const struct xom_opts *o, const char *list,
+static const char *value_LIST(const struct xom_opts *o, const char *key, const char *list,
                               const char *values, char *buf, size_t len)
 {
-	return value_PATH(o, list, values, buf, len);
+	return value_PATH(o, key, list, values, buf, len);
 }
 
-/* A DIR_OFF key: the cache, whose default depends on the environment
- * (show where it is), or the system store. */
-static const char *value_DIR_OFF(const struct xom_opts *o, const char *dir,
+/* A DIR_OFF key: the cache or the profiles folder, whose defaults depend
+ * on the environment (show where they are), or the system store. */
+static const char *value_DIR_OFF(const struct xom_opts *o, const char *key, const char *dir,
                                  const char *values, char *buf, size_t len)
 {
+	int rc;
+
 	(void)values;
-	if (dir != o->cache)
+	if (!strcmp(key, "cache"))
+		rc = xom_cache_dir(o, buf, len);
+	else if (!strcmp(key, "profiles"))
+		rc = xom_profile_dir(o, buf, len);
+	else
 		return dir ? dir : "off";
-	switch (xom_cache_dir(o, buf, len)) {
+	switch (rc) {
 	case XOM_CACHE_OFF: return "off";
 	case XOM_CACHE_NONE: return "(none: no absolute XDG_CACHE_HOME or HOME)";
 	}
@@ -509,7 +533,7 @@ static void show_options(const struct xom_opts *o, const char *env)
 #define XOM_OPT(key, kind, def, values, help) \
 	printf("  %-10s %-17s %s\n", #key, \
 	       given(env, #key) ? "from XOM_OPTIONS" : "default", \
-	       value_##kind(o, o->key, values, buf, sizeof buf));
+	       value_##kind(o, #key, o->key, values, buf, sizeof buf));
 #include "../loader/options.def"
 #undef XOM_OPT
 }
@@ -544,6 +568,7 @@ int cmd_check(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *conf = "/etc/xom.conf";
+	int named = 0;
 	char buf[4096];
 	struct xom_opts o;
 	int c;
@@ -551,7 +576,7 @@ int cmd_check(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		if (c == OPT_CONF)
-			conf = optarg;
+			conf = optarg, named = 1;
 		else
 			return c == 'h' ? show_help() : option_error(c, argv, longopts);
 	}
@@ -565,9 +590,12 @@ int cmd_check(int argc, char **argv)
 	int valid = check_options(&o, buf, sizeof buf);
 	check_stores(&o);
 	check_secure(&o);
-	check_conf(conf, keys);
+	check_conf(conf, keys, named);
 	if (valid)
 		show_options(&o, getenv("XOM_OPTIONS"));
+	/* Without keys in the CPU, what to look for, and where to see xom work. */
+	if (keys && !strcmp(keys, "the CPU has no pku"))
+		printf("next         protection keys come with Intel Xeon Scalable CPUs (Skylake-SP, 2017) and later, recent Intel Core CPUs and AMD Zen 3 (2020) and later, and reach a VM only where its host passes them on; `make demo` in xom's source tree shows xom at work under QEMU's emulated CPU on any machine\n");
 	if (!failure)
 		printf("verdict      ok    xom can make code execute-only here\n");
 	else

@@ -157,12 +157,18 @@ test_check_conf() {
 	mkdir -p -m 755 "$tmp/conf"
 	cp etc/xom.conf "$c"
 	"$xom" check --conf "$c" >"$tmp/out" 2>&1
-	grep -q "^xom.conf     ok    $c: root's, mode 0644" "$tmp/out" &&
+	# A user's copy is not root's: the runtime would ignore it, and xom
+	# check says so, but reads its rules all the same.
+	local owner="^xom.conf     ok    $c: root's, mode 0644"
+	[ "$(id -u)" = 0 ] || owner="^xom.conf     FAIL  $c: ignored by the runtime, which says so in every process: it or $tmp/conf is not root's"
+	grep -q "$owner" "$tmp/out" &&
 		grep -q '^  line [0-9]*  *ok    \* exclude=libGLdispatch.so\*$' "$tmp/out" &&
 		! grep -q '^  line.*FAIL' "$tmp/out" ||
 		{ t_fail check-conf-shipped "$(grep -i conf "$tmp/out" | tr '\n' '|')"; return; }
-	# The verdict names the first failure: without PKU, the CPU's.
+	# The verdict names the first failure: without PKU, the CPU's; for a
+	# user, the file's owner.
 	verdict="a rule of xom.conf is invalid"
+	[ "$(id -u)" = 0 ] || verdict="xom.conf is ignored"
 	[ "$pku" = 1 ] || verdict="the CPU has no pku"
 	printf '/usr/bin/a off\n/usr/bin/b mode=bogus\n/usr/bin/c mode=audit verbose=1\n/usr/bin/d\nrel verbose=1\n' >"$c"
 	"$xom" check --conf "$c" >"$tmp/out" 2>&1
@@ -180,6 +186,35 @@ test_check_conf() {
 			{ t_fail check-conf-mode "$(grep -i conf "$tmp/out" | tr '\n' '|')"; return; }
 	fi
 	t_pass check-conf
+	# A file the user names must be there; only the default may be missing.
+	"$xom" check --conf "$tmp/conf/missing.conf" >"$tmp/out" 2>&1
+	rc=$?
+	grep -q "^xom.conf     FAIL  $tmp/conf/missing.conf: No such file or directory$" "$tmp/out" &&
+		[ $rc = 1 ] ||
+		{ t_fail check-conf-missing "rc $rc: $(grep -i 'conf\|verdict' "$tmp/out" | tr '\n' '|')"; return; }
+	t_pass check-conf-missing
+}
+
+# xom check shows where each folder is, and why a cache is not used.
+test_check_folders() {
+	local rc
+	env -u XDG_CONFIG_HOME -u XDG_CACHE_HOME HOME=/nonexistent/home XOM_OPTIONS= "$xom" check >"$tmp/out" 2>&1
+	grep -q '^  profiles   default           /nonexistent/home/.config/xom/profiles$' "$tmp/out" &&
+		grep -q '^  cache      default           /nonexistent/home/.cache/xom$' "$tmp/out" ||
+		{ t_fail check-folders "$(grep -E '^  (profiles|cache) ' "$tmp/out" | tr '\n' '|')"; return; }
+	XOM_OPTIONS=cache=relative "$xom" check >"$tmp/out" 2>&1
+	grep -q '^cache        note  none: cache=relative is not an absolute path, so the runtime uses no cache' "$tmp/out" ||
+		{ t_fail check-folders "cache=relative: $(grep -E '^cache ' "$tmp/out")"; return; }
+	"$xom" check >"$tmp/out" 2>&1
+	rc=$?
+	if [ "$pku" = 1 ]; then
+		! grep -q '^next ' "$tmp/out" || { t_fail check-folders "a next step where the CPU has keys"; return; }
+	else
+		[ $rc = 1 ] && grep -q '^next         protection keys come with .*`make demo`' "$tmp/out" &&
+			tail -n 1 "$tmp/out" | grep -q '^verdict      FAIL' ||
+			{ t_fail check-folders "no next step without keys: rc $rc: $(tail -n 2 "$tmp/out" | tr '\n' '|')"; return; }
+	fi
+	t_pass check-folders
 }
 
 # xom check reads a require=1 rule for what it does on this machine: where

@@ -1316,7 +1316,7 @@ for t in test_help test_usage test_run_options test_run_static test_run_setuid \
 	test_cache_progress test_cache_stale test_cache_prune_sets test_cache_prune_concurrent \
 	test_cache_system_root test_cache_system_walk test_cache_system_store test_cache_forged \
 	test_cache_stores test_cache_hook \
-	test_enable test_enable_refuses test_status_system test_check_conf \
+	test_enable test_enable_refuses test_status_system test_check_conf test_check_folders \
 	test_check_conf_require test_require_rescue test_require_secure test_check_secure \
 	test_demo_unprotected test_demo_protected; do
 	$t
