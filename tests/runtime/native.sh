@@ -304,6 +304,11 @@ t_check store-not-private '[ "$(cat $W/out)" = hi ] && grep -q "cannot keep plan
 XOM_OPTIONS=$BASE:backend=none:verbose=1 LD_PRELOAD=$W/lone/libxom.so /bin/echo hi >/dev/null 2>"$W/err"
 t_check store-fallback-warm '! grep -q "no scanner" $W/err && ! grep -q "cannot keep" $W/err' "$(err)"
 chmod 700 "$STORE"
+# XDG_CACHE_HOME=/dev/null says "no cache" (GLib's tests set it, and compare
+# a child's stderr with ""): the plans go to the fallback without a word.
+mkdir -p -m 700 "$W/rt-null"
+XDG_CACHE_HOME=/dev/null XDG_RUNTIME_DIR=$W/rt-null XOM_OPTIONS=$BASE:backend=none LD_PRELOAD=$P /bin/echo hi >"$W/out" 2>"$W/err"
+t_check cache-dev-null '[ "$(cat $W/out)" = hi ] && [ ! -s $W/err ] && [ -s $W/rt-null/xom/plans ]' "$(err)"
 
 # ---- a copy of libc that claims its build-id ----------------------------------
 # A forger's copy of libc, with libc's build-id and DF_TEXTREL set, scanned
