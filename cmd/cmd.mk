@@ -43,34 +43,50 @@ $(B)/profiles/%.profile: profiles/%.profile
 # ---- install ------------------------------------------------------------
 # xom finds its libraries in ../lib/xom relative to itself, and the runtime
 # finds xom-plan (and xom-plan finds libxom-scan.so) beside libxom.so.
+#
+# `make install` writes under $(DESTDIR)$(PREFIX) and nowhere else: a
+# throwaway PREFIX leaves the machine as it was.  The pieces that belong to
+# the whole system (xom.conf in SYSCONFDIR, the shipped profiles in the
+# system store under LOCALSTATEDIR, the apt hook's configuration) are
+# `make install-system`'s, which lists at its end every path it wrote
+# outside PREFIX.  The Debian packages (debian/, make deb) use neither for
+# those: their maintainer scripts and dpkg triggers do that work.
 
 PREFIX ?= /usr/local
+SYSCONFDIR ?= /etc
+LOCALSTATEDIR ?= /var
 RUNTIME_FILES := $(B)/libxom.so $(B)/libxom-audit.so $(B)/xom-plan \
 	$(B)/libxom-scan.so
 INSTALLED_BIN := $(DESTDIR)$(PREFIX)/bin/xom $(DESTDIR)$(PREFIX)/bin/xom-scan
 INSTALLED_LIB := $(addprefix $(DESTDIR)$(PREFIX)/lib/xom/,$(notdir $(RUNTIME_FILES)))
 INSTALLED_MAN := $(DESTDIR)$(PREFIX)/share/man/man1/xom.1 \
 	$(DESTDIR)$(PREFIX)/share/man/man5/xom.conf.5
+# The shipped profiles' source files, kept under PREFIX so that
+# install-system (or a package's postinst) can put them into the store.
+SHARE_PROFILES := $(DESTDIR)$(PREFIX)/share/xom/profiles
+INSTALLED_PROFILES := $(addprefix $(SHARE_PROFILES)/,$(notdir $(PROFILES)))
 # The per-program policy's defaults (etc/xom.conf), installed only where
 # there is none yet, since it is the administrator's file; XOM_CONF= leaves
 # it out.  uninstall leaves it too, unless it is still the one shipped.
-XOM_CONF ?= /etc/xom.conf
+XOM_CONF ?= $(SYSCONFDIR)/xom.conf
 # Where the runtime reads the system's profiles: the system store's folder.
-SYSTEM_PROFILES ?= /var/cache/xom/profiles
+SYSTEM_PROFILES ?= $(LOCALSTATEDIR)/cache/xom/profiles
 # The files that installing the shipped profiles makes there: one per
 # program line, named by the program's build-id.
 SHIPPED_PROGRAMS = $(sort $(shell sed -n 's/^program \([0-9a-f][0-9a-f]*\) .*/\1/p' $(PROFILES)))
 # The apt hook that keeps the system plan store current (cmd/apt-hook.sh.in,
-# cmd/90xom.in), with the installed paths filled in.  It goes where apt
-# reads its configuration when that folder exists and can be written;
-# APT_CONF_D= leaves it out.
-APT_CONF_D ?= /etc/apt/apt.conf.d
+# cmd/90xom.in), with the installed paths filled in.  The hook itself is
+# PREFIX's; its configuration goes where apt reads it when that folder
+# exists and can be written; APT_CONF_D= leaves it out.
+APT_CONF_D ?= $(SYSCONFDIR)/apt/apt.conf.d
 APT_HOOK := $(PREFIX)/lib/xom/xom-apt-hook
 APT_CONF := $(DESTDIR)$(APT_CONF_D)/90xom
+# The preload list that uninstall takes this PREFIX's libxom.so out of.
+PRELOAD_LIST := $(DESTDIR)$(SYSCONFDIR)/ld.so.preload
 
-.PHONY: install uninstall
+.PHONY: install install-system uninstall
 install: $(B)/xom $(B)/xom-scan $(RUNTIME_FILES) $(B)/xom.1 $(B)/xom.conf.5 \
-		cmd/apt-hook.sh.in cmd/90xom.in etc/xom.conf $(BUILT_PROFILES)
+		cmd/apt-hook.sh.in $(BUILT_PROFILES)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/xom \
 		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
 	install -m 755 $(B)/xom $(B)/xom-scan $(DESTDIR)$(PREFIX)/bin/
@@ -83,36 +99,64 @@ install: $(B)/xom $(B)/xom-scan $(RUNTIME_FILES) $(B)/xom.1 $(B)/xom.conf.5 \
 	done
 	install -m 644 $(B)/xom.1 $(DESTDIR)$(PREFIX)/share/man/man1/xom.1
 	install -m 644 $(B)/xom.conf.5 $(DESTDIR)$(PREFIX)/share/man/man5/xom.conf.5
-	@if [ -z "$(XOM_CONF)" ]; then :; \
+	$(if $(BUILT_PROFILES),install -d $(SHARE_PROFILES) && install -m 644 $(BUILT_PROFILES) $(SHARE_PROFILES)/)
+	sed 's|@XOM@|$(PREFIX)/bin/xom|' cmd/apt-hook.sh.in >$(DESTDIR)$(APT_HOOK)
+	chmod 755 $(DESTDIR)$(APT_HOOK)
+
+# The system-wide pieces, after install.  Each path written outside
+# $(DESTDIR)$(PREFIX) is collected in a list that is printed at the end.
+install-system: install etc/xom.conf cmd/90xom.in
+	@set -e; out=$$(mktemp); trap 'rm -f "$$out"' EXIT; \
+	if [ -z "$(XOM_CONF)" ]; then :; \
 	elif [ -e "$(DESTDIR)$(XOM_CONF)" ]; then \
 		echo "keeping $(DESTDIR)$(XOM_CONF) (the shipped defaults are in etc/xom.conf)"; \
 	else \
 		echo "install -D -m 644 etc/xom.conf $(DESTDIR)$(XOM_CONF)"; \
 		install -D -m 644 etc/xom.conf $(DESTDIR)$(XOM_CONF); \
-	fi
-	$(if $(BUILT_PROFILES),$(B)/xom profile install --dir $(DESTDIR)$(SYSTEM_PROFILES) $(BUILT_PROFILES))
-	sed 's|@XOM@|$(PREFIX)/bin/xom|' cmd/apt-hook.sh.in >$(DESTDIR)$(APT_HOOK)
-	chmod 755 $(DESTDIR)$(APT_HOOK)
-	@if [ -n "$(APT_CONF_D)" ] && [ -d "$(DESTDIR)$(APT_CONF_D)" ] && \
+		echo "$(DESTDIR)$(XOM_CONF)" >>"$$out"; \
+	fi; \
+	if [ -n "$(BUILT_PROFILES)" ] && [ -n "$(SYSTEM_PROFILES)" ]; then \
+		echo "$(B)/xom profile install --dir $(DESTDIR)$(SYSTEM_PROFILES) $(BUILT_PROFILES)"; \
+		$(B)/xom profile install --dir $(DESTDIR)$(SYSTEM_PROFILES) $(BUILT_PROFILES); \
+		for p in $(SHIPPED_PROGRAMS); do echo "$(DESTDIR)$(SYSTEM_PROFILES)/$$p" >>"$$out"; done; \
+	fi; \
+	if [ -n "$(APT_CONF_D)" ] && [ -d "$(DESTDIR)$(APT_CONF_D)" ] && \
 	    [ -w "$(DESTDIR)$(APT_CONF_D)" ]; then \
 		echo "sed 's|@HOOK@|$(APT_HOOK)|g' cmd/90xom.in >$(APT_CONF)"; \
-		sed 's|@HOOK@|$(APT_HOOK)|g' cmd/90xom.in >$(APT_CONF) && chmod 644 $(APT_CONF); \
-	else \
+		sed 's|@HOOK@|$(APT_HOOK)|g' cmd/90xom.in >$(APT_CONF); \
+		chmod 644 $(APT_CONF); \
+		echo "$(APT_CONF)" >>"$$out"; \
+	elif [ -n "$(APT_CONF_D)" ]; then \
 		echo "not installing the apt hook: $(DESTDIR)$(APT_CONF_D) is not a folder you can write to"; \
-	fi
+	fi; \
+	echo "written outside PREFIX:"; \
+	if [ -s "$$out" ]; then sed 's/^/  /' "$$out"; else echo "  (nothing)"; fi
 
-# Removes what install installed; of the folders only lib/xom, which is
-# xom's own (the others are shared), and only when it is empty.  The
-# plans in /var/cache/xom stay: xom cache prune --system, or rm -r.
+# Removes what install and install-system installed; of the folders only
+# lib/xom and share/xom, which are xom's own (the others are shared), and
+# only when they are empty.  The plans in the store stay: xom cache prune
+# --system, or rm -r.  First, while the library is still there, the
+# preload list loses this PREFIX's libxom.so (xom disable --system):
+# removing a library that /etc/ld.so.preload names makes every program on
+# the machine print an error at start-up.  Without root that fails, and so
+# does uninstall, before it has removed anything.
 uninstall:
-	rm -f $(INSTALLED_BIN) $(INSTALLED_LIB) $(INSTALLED_MAN) $(DESTDIR)$(APT_HOOK)
+	@if [ -e $(PRELOAD_LIST) ] && tr -s ' \t:' '\n\n\n' <$(PRELOAD_LIST) | \
+	    grep -qxF '$(PREFIX)/lib/xom/libxom.so'; then \
+		x=$(DESTDIR)$(PREFIX)/bin/xom; [ -x "$$x" ] || x=$(B)/xom; \
+		echo "$$x disable --system --file $(PRELOAD_LIST)"; \
+		"$$x" disable --system --file $(PRELOAD_LIST) || { \
+			echo "uninstall: $(PRELOAD_LIST) still lists $(PREFIX)/lib/xom/libxom.so; nothing removed" >&2; \
+			exit 1; }; \
+	fi
+	rm -f $(INSTALLED_BIN) $(INSTALLED_LIB) $(INSTALLED_MAN) $(INSTALLED_PROFILES) $(DESTDIR)$(APT_HOOK)
 	@if [ -n "$(XOM_CONF)" ] && cmp -s etc/xom.conf "$(DESTDIR)$(XOM_CONF)"; then \
 		echo "rm -f $(DESTDIR)$(XOM_CONF)"; rm -f "$(DESTDIR)$(XOM_CONF)"; fi
-	rm -f $(addprefix $(DESTDIR)$(SYSTEM_PROFILES)/,$(SHIPPED_PROGRAMS))
-	rmdir $(DESTDIR)$(SYSTEM_PROFILES) 2>/dev/null || true
+	$(if $(SYSTEM_PROFILES),rm -f $(addprefix $(DESTDIR)$(SYSTEM_PROFILES)/,$(SHIPPED_PROGRAMS)))
+	$(if $(SYSTEM_PROFILES),rmdir $(DESTDIR)$(SYSTEM_PROFILES) 2>/dev/null || true)
 	@if [ -n "$(APT_CONF_D)" ] && grep -qs '^// xom:' $(APT_CONF); then \
 		echo "rm -f $(APT_CONF)"; rm -f $(APT_CONF); fi
-	rmdir $(DESTDIR)$(PREFIX)/lib/xom 2>/dev/null || true
+	rmdir $(SHARE_PROFILES) $(DESTDIR)$(PREFIX)/share/xom $(DESTDIR)$(PREFIX)/lib/xom 2>/dev/null || true
 
 # ---- tests ----------------------------------------------------------------
 
@@ -249,14 +293,15 @@ $(GCC_PLANS): $(B)/xom $(B)/xom-plan $(B)/libxom-scan.so $(B)/tests/runtime/libx
 check-vm vm-progs: $(CMD_TEST_PROGS) $(STATIC_GUEST_PROGS) $(GCC_PLANS) $(BUILT_PROFILES)
 
 # The systemd boot's tests (tests/cmd/guest-systemd.sh, guest-container.sh)
-# use xom as `make install DESTDIR=... PREFIX=/usr/local` lays it out: the
+# use xom as `make install install-system DESTDIR=... PREFIX=/usr/local`
+# lays it out (xom.conf and the shipped profiles included): the
 # container recipe of README.md starts with that command.  It is installed
 # into a folder of the build, which every guest gets.
 VM_INSTALL := $(B)/tests/install
 $(VM_INSTALL)/.installed: $(B)/xom $(B)/xom-scan $(RUNTIME_FILES) $(B)/xom.1 $(B)/xom.conf.5 \
 		cmd/apt-hook.sh.in cmd/90xom.in etc/xom.conf $(BUILT_PROFILES)
 	rm -rf $(VM_INSTALL)
-	$(MAKE) --no-print-directory -s install B=$(B) DESTDIR=$(abspath $(VM_INSTALL)) \
+	$(MAKE) --no-print-directory -s install install-system B=$(B) DESTDIR=$(abspath $(VM_INSTALL)) \
 		PREFIX=/usr/local APT_CONF_D= >/dev/null
 	touch $@
 check-vm vm-progs: $(VM_INSTALL)/.installed

@@ -6,7 +6,7 @@
 # turned into the OCI form by tests/vm/seccomp-oci.py as the engines do).
 # Usage: tests/cmd/guest-container.sh PART, the parts in order:
 #   recipe  the image: a few programs with their libraries, and xom as
-#           `make install DESTDIR=... PREFIX=/usr/local` lays it out (vm.mk
+#           `make install install-system DESTDIR=... PREFIX=/usr/local` lays it out (vm.mk
 #           runs that on the host into build/tests/install); then the
 #           recipe's steps as README.md writes them: /proc mounted, xom
 #           cache build --system and xom enable --system through chroot
@@ -87,7 +87,7 @@ recipe)
 	printf 'root:x:0:0:root:/root:/bin/sh\n' >"$R/etc/passwd"
 	image_add /usr/bin/dash /usr/bin/cat /usr/bin/sha256sum /usr/bin/sleep ||
 		{ t_fail container-image "cannot copy the programs into the image"; t_summary; exit 1; }
-	# make install DESTDIR=rootfs PREFIX=/usr/local, made on the host.
+	# make install install-system DESTDIR=rootfs PREFIX=/usr/local, made on the host.
 	[ -x "$INST/usr/local/bin/xom" ] && [ -s "$INST$LIB" ] ||
 		{ t_fail container-image "no $INST: vm.mk's make install DESTDIR did not run"; t_summary; exit 1; }
 	cp -a "$INST/." "$R/" && image_add "$R/usr/local/bin/xom" "$R/usr/local/lib/xom/libxom-scan.so" "$R$LIB"
