@@ -5,6 +5,7 @@
 #                   emulated-PKU VM, fuzzing); XOM_SKIP_VM=1 leaves out the VM
 #   make quick      the fast inner loop: build, then the native suites only
 #   make demo       the code-disclosure demo
+#   make deb        the Debian packages, in build/deb
 #   make asan       the scanner and its tests under ASan+UBSan, in build/asan
 #
 # Each part keeps its rules in its own fragment (scan/scan.mk, ...); this file
@@ -64,6 +65,7 @@ include bench/bench.mk
 include cmd/cmd.mk
 include demo/demo.mk
 include tests/peers/peers.mk
+include debian/deb.mk
 
 .PHONY: all check quick clean asan check-asan demo check-readme check-debian13
 all: $(ALL)

@@ -141,7 +141,7 @@ install-system: install etc/xom.conf cmd/90xom.in
 # the machine print an error at start-up.  Without root that fails, and so
 # does uninstall, before it has removed anything.
 uninstall:
-	@if [ -e $(PRELOAD_LIST) ] && tr -s ' \t:' '\n\n\n' <$(PRELOAD_LIST) | \
+	@if [ -e $(PRELOAD_LIST) ] && tr -s ' \t:' '\n' <$(PRELOAD_LIST) | \
 	    grep -qxF '$(PREFIX)/lib/xom/libxom.so'; then \
 		x=$(DESTDIR)$(PREFIX)/bin/xom; [ -x "$$x" ] || x=$(B)/xom; \
 		echo "$$x disable --system --file $(PRELOAD_LIST)"; \

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Installs the Debian packages that one part of xom needs, if any are missing.
-# Usage: tests/deps.sh GROUP...   (groups: build, vm, static, bench, fuzz, peers)
+# Usage: tests/deps.sh GROUP...   (groups: build, vm, static, bench, fuzz, peers, deb, debtest)
 #        tests/deps.sh --list GROUP...   prints the packages, installs nothing
 # Prints nothing when everything is present, so `make` stays quiet.  Each
 # group names everything it needs beyond a minimal Debian 12 or 13
@@ -100,13 +100,18 @@ pkgs_for() {
 	# python3 is (3.11 on Debian 12), and GLib's installed tests.
 	peers) py=$(python_pkgs) || exit 2
 	       echo "python3 ${py##* } libglib2.0-tests" ;;
+	# make deb: debhelper and dpkg-buildpackage build the packages
+	# (debian/), lintian checks them; git lists the tree's files.
+	deb)   echo "debhelper dpkg-dev fakeroot lintian git" ;;
+	# make check-deb: a Debian 12 root to install the packages into.
+	debtest) echo "debootstrap" ;;
 	*) echo "tests/deps.sh: unknown group '$1'" >&2; exit 64 ;;
 	esac
 }
 
 list=0
 [ "${1:-}" = --list ] && { list=1; shift; }
-[ $# -gt 0 ] || { echo "usage: tests/deps.sh [--list] GROUP... (build, vm, static, bench, fuzz, peers)" >&2; exit 64; }
+[ $# -gt 0 ] || { echo "usage: tests/deps.sh [--list] GROUP... (build, vm, static, bench, fuzz, peers, deb, debtest)" >&2; exit 64; }
 if [ "$list" = 1 ]; then
 	all=""
 	for g in "$@"; do all="$all $(pkgs_for "$g")" || exit 2; done

@@ -1,0 +1,27 @@
+# make deb: the Debian packages (debian/), built with debhelper from a copy
+# of the tree's files (tracked, and untracked ones git does not ignore)
+# under $(B)/deb, and checked with lintian.  The packages land in
+# $(B)/deb: libxom, xom and xom-enable.  make check-deb installs them in
+# a Debian 12 root (tests/deb/check.sh).
+
+XOM_VERSION := $(shell sed -n 's/^\#define XOM_VERSION "\(.*\)"$$/\1/p' cmd/xom.c)
+DEB_DIR := $(B)/deb
+DEB_SRC := $(DEB_DIR)/xom-$(XOM_VERSION)
+DEBS := $(addprefix $(DEB_DIR)/,libxom_$(XOM_VERSION)_amd64.deb \
+	xom_$(XOM_VERSION)_amd64.deb xom-enable_$(XOM_VERSION)_amd64.deb)
+
+.PHONY: deb check-deb
+deb: | $(B)/.deps-build $(B)/.deps-deb
+	@v=$$(dpkg-parsechangelog -l debian/changelog -S Version); \
+	[ "$$v" = "$(XOM_VERSION)" ] || { \
+		echo "deb: debian/changelog says $$v, cmd/xom.c's XOM_VERSION $(XOM_VERSION)" >&2; exit 1; }
+	rm -rf $(DEB_DIR)
+	mkdir -p $(DEB_SRC)
+	git ls-files -z -co --exclude-standard | \
+		tar --null --ignore-failed-read -T - -cf - | tar -xf - -C $(DEB_SRC)
+	@echo "dpkg-buildpackage -b -us -uc (log: $(DEB_DIR)/build.log)"
+	@cd $(DEB_SRC) && dpkg-buildpackage -b -us -uc >../build.log 2>&1 || { tail -40 ../build.log; exit 1; }
+	rm -rf $(DEB_SRC)
+	lintian --fail-on error,warning \
+		$(DEB_DIR)/xom_$(XOM_VERSION)_amd64.changes
+	@ls $(DEBS)
