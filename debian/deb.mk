@@ -25,3 +25,9 @@ deb: | $(B)/.deps-build $(B)/.deps-deb
 	lintian --fail-on error,warning \
 		$(DEB_DIR)/xom_$(XOM_VERSION)_amd64.changes
 	@ls $(DEBS)
+
+# The packages installed, upgraded, removed and purged in a Debian 12 root
+# (tests/deb/check.sh, which runs make deb); SKIP without root.
+CHECKS += check-deb
+check-deb:
+	@B=$(B) tests/deb/check.sh
