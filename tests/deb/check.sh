@@ -201,7 +201,7 @@ printf '/usr/lib/x86_64-linux-gnu/libz.so.1\n%s\n' "$LIB" >"$dir/etc/ld.so.prelo
 rc=0
 in_root apt-get remove -y -q xom-enable >"$logs/remove.log" 2>&1 || rc=$?
 t_check deb-remove-enable '[ $rc = 0 ] && [ "$(preload)" = /usr/lib/x86_64-linux-gnu/libz.so.1 ]' \
-	"rc $rc, ld.so.preload [$(preload)]: $(tail -3 "$logs/remove.log")"
+	"rc $rc, before [$pre], ld.so.preload [$(preload)]: $(tail -3 "$logs/remove.log")"
 rm -f "$dir/etc/ld.so.preload"
 # Installed again after a removal, xom-enable enables again; a removal of
 # libxom that forces past xom-enable's dependency leaves no entry behind.
@@ -212,7 +212,7 @@ rc=0
 pre=$(preload)
 in_root dpkg -r --force-depends libxom >>"$logs/remove.log" 2>&1 || rc=$?
 t_check deb-remove-lib-first '[ $rc = 0 ] && [ "$pre" = $LIB ] && [ ! -e "$dir$LIB" ] && ! grep -qF "$LIB" "$dir/etc/ld.so.preload" 2>/dev/null' \
-	"rc $rc, ld.so.preload [$(preload)]: $(tail -3 "$logs/remove.log")"
+	"rc $rc, before [$pre], ld.so.preload [$(preload)]: $(tail -3 "$logs/remove.log")"
 in_root dpkg -i "$D_LIB" >>"$logs/remove.log" 2>&1 || true
 
 # remove all, then purge: nothing of xom's is left.
