@@ -101,8 +101,8 @@ pkgs_for() {
 	peers) py=$(python_pkgs) || exit 2
 	       echo "python3 ${py##* } libglib2.0-tests" ;;
 	# make deb: debhelper and dpkg-buildpackage build the packages
-	# (dpkg-checkbuilddeps wants build-essential itself)
-	# (debian/), lintian checks them; git lists the tree's files.
+	# (debian/; dpkg-checkbuilddeps wants build-essential by name),
+	# lintian checks them; git lists the tree's files.
 	deb)   echo "build-essential debhelper dpkg-dev fakeroot lintian git" ;;
 	# make check-deb: a Debian 12 root to install the packages into.
 	debtest) echo "debootstrap" ;;
