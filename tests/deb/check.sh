@@ -9,6 +9,7 @@
 #   preload   /etc/ld.so.preload names /usr/lib/xom/libxom.so
 #   runs      a program runs; without protection keys it prints the
 #             runtime's one xom: line and runs unprotected
+#   loaded    a program has /usr/lib/xom/libxom.so mapped
 #   store     the postinst put the shipped profile and the plans of the
 #             installed files into the system store
 #   upgrade   the packages installed over themselves: one preload entry,
@@ -152,6 +153,10 @@ else
 		"rc $rc, out [$(cat "$run/out")], err [$(cat "$run/err")]"
 fi
 
+# The dynamic linker loaded the runtime into it.
+chroot "$dir" /bin/cat /proc/self/maps >"$run/maps" 2>/dev/null || true
+t_check deb-loaded 'grep -q " $LIB$" "$run/maps"' "cat's mappings: $(grep -c . "$run/maps") lines, none of $LIB"
+
 # The store: the shipped profile, and a current plan for libc.
 in_root xom cache stats --list >"$run/stats" 2>&1 || true
 prof=$(sed -n 's/^program \([0-9a-f][0-9a-f]*\) .*/\1/p' profiles/*.profile | head -1)
@@ -201,7 +206,7 @@ printf '/usr/lib/x86_64-linux-gnu/libz.so.1\n%s\n' "$LIB" >"$dir/etc/ld.so.prelo
 rc=0
 in_root apt-get remove -y -q xom-enable >"$logs/remove.log" 2>&1 || rc=$?
 t_check deb-remove-enable '[ $rc = 0 ] && [ "$(preload)" = /usr/lib/x86_64-linux-gnu/libz.so.1 ]' \
-	"rc $rc, before [$pre], ld.so.preload [$(preload)]: $(tail -3 "$logs/remove.log")"
+	"rc $rc, ld.so.preload [$(preload)]: $(tail -3 "$logs/remove.log")"
 rm -f "$dir/etc/ld.so.preload"
 # Installed again after a removal, xom-enable enables again; a removal of
 # libxom that forces past xom-enable's dependency leaves no entry behind.
