@@ -306,6 +306,15 @@ test_run_tty() {
 		t_pass run-tty || t_fail run-tty "$(tr '\r\n' '  ' <"$tmp/tty")"
 }
 
+# A mistyped XOM_OPTIONS is refused before the program runs, as a mistyped
+# --mode is: the runtime alone would run it unprotected behind one line.
+test_run_bad_options() {
+	XOM_OPTIONS=mode=enfroce run_rc run-bad-options 64 "$xom" run -- "$probe" env XOM_OPTIONS || return
+	[ ! -s "$tmp/out" ] && grep -q "^xom: run: XOM_OPTIONS: mode must be enforce, audit or off, got 'enfroce'$" "$tmp/err" ||
+		{ t_fail run-bad-options "the program ran, or the reason is missing: $(cat "$tmp/out" "$tmp/err" | tr '\n' '|')"; return; }
+	t_pass run-bad-options
+}
+
 test_run_env() {
 	# The user's preload stays, after xom's, and is really loaded; other
 	# XOM_OPTIONS keys stay, and the command line's replace the same keys.
@@ -1308,7 +1317,7 @@ test_demo_protected() {
 for t in test_help test_usage test_run_options test_run_static test_run_setuid \
 	test_run_notfound test_run_script test_run_script_plain test_run_script_interp \
 	test_run_status test_run_signal test_run_forward test_run_fate test_run_pdeathsig \
-	test_run_stop test_run_tty test_run_env test_run_nopku test_scan test_check \
+	test_run_stop test_run_tty test_run_env test_run_bad_options test_run_nopku test_scan test_check \
 	test_check_values test_check_options test_check_cache test_check_fallback \
 	test_fallback_squatted test_status \
 	test_status_gone test_status_replaced test_status_count test_install test_man test_readme_keys \
