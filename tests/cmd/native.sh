@@ -1066,6 +1066,36 @@ root_alone() {
 	done
 }
 
+# A system-style store that the runtime will not trust is said before the
+# build, not after minutes of it.
+# A FIFO is refused at once: an open without O_NONBLOCK waited forever
+# for a writer.
+test_fifo() {
+	local rc
+	mkfifo "$tmp/fifo2"
+	for c in "scan" "cache build"; do
+		# shellcheck disable=SC2086
+		timeout 20 "$xom" $c "$tmp/fifo2" >"$tmp/out" 2>"$tmp/err"
+		rc=$?
+		[ $rc = 1 ] && grep -q "$tmp/fifo2: .*not a regular file" "$tmp/err" ||
+			{ t_fail fifo "xom $c: rc $rc: $(tr '\n' '|' <"$tmp/err")"; return; }
+	done
+	timeout 20 "$B/xom-scan" "$tmp/fifo2" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ $rc = 1 ] || { t_fail fifo "xom-scan: rc $rc: $(tr '\n' '|' <"$tmp/err")"; return; }
+	t_pass fifo
+}
+
+test_cache_store_warned_first() {
+	[ "$(id -u)" = 0 ] || { t_skip cache-store-warned-first "needs root (a store of another user's)"; return; }
+	local st=$tmp/ust/store
+	mkdir -p -m 755 "$tmp/ust" && chown nobody "$tmp/ust"
+	"$xom" cache build --store "$st" "$probe" >"$tmp/out" 2>"$tmp/err"
+	head -n 1 "$tmp/err" | grep -q "^xom: the runtime will not read $st as its system store: $tmp/ust belongs to uid [0-9]*, not root$" &&
+		[ "$(grep -c "will not read" "$tmp/err")" = 1 ] && grep -q "^xom: [1-9][0-9]* plans\{0,1\} built" "$tmp/err" &&
+		t_pass cache-store-warned-first || t_fail cache-store-warned-first "$(tr '\n' '|' <"$tmp/err")"
+}
+
 test_cache_system_store() {
 	local r
 	if ! root_alone "$B"; then
@@ -1323,7 +1353,7 @@ for t in test_help test_usage test_run_options test_run_static test_run_setuid \
 	test_status_gone test_status_replaced test_status_count test_install test_man test_readme_keys \
 	test_cache_usage test_cache_build_closure test_cache_build_errors \
 	test_cache_progress test_cache_stale test_cache_prune_sets test_cache_prune_concurrent \
-	test_cache_system_root test_cache_system_walk test_cache_system_store test_cache_forged \
+	test_cache_system_root test_cache_system_walk test_cache_store_warned_first test_fifo test_cache_system_store test_cache_forged \
 	test_cache_stores test_cache_hook \
 	test_enable test_enable_refuses test_status_system test_check_conf test_check_folders \
 	test_check_conf_require test_require_rescue test_require_secure test_check_secure \
