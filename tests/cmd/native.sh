@@ -98,6 +98,10 @@ test_help() {
 	for c in run scan check status cache enable disable learn profile; do
 		grep -q "^  $c " "$tmp/out" || { t_fail help "no '$c' line in xom --help"; return; }
 	done
+	# Whole synopses (profile's second line too), none wider than 80.
+	grep -q "^ *install \[--system | --dir DIR\] PROFILE\.\.\.$" "$tmp/out" &&
+		awk 'length($0) > 80 { bad = 1 } END { exit bad }' "$tmp/out" ||
+		{ t_fail help "a synopsis cut short, or a line over 80 columns: $(awk 'length($0) > 80' "$tmp/out" | head -n 2)"; return; }
 	for c in run scan check status cache enable disable learn profile; do
 		run_rc help 0 "$xom" "$c" --help || return
 		has "$tmp/out" "usage: xom $c" || { t_fail help "xom $c --help has no usage line"; return; }
