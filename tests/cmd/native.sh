@@ -1073,18 +1073,6 @@ test_cache_system_walk() {
 # A root-owned store: written with modes every user can read, whatever the
 # umask; read by the runtime with no helper run; ignored when a folder above
 # it is group-writable, silently unless verbose.
-# root_alone PATH: PATH and every folder above it are root's and no one
-# else can write them, which a shared store asks of the files whose
-# build-id plans it takes (a checkout under /tmp is not).
-root_alone() {
-	local p
-	p=$(realpath "$1") || return 1
-	while :; do
-		[ "$(stat -c %u "$p")" = 0 ] && [ -z "$(find "$p" -maxdepth 0 -perm /022)" ] || return 1
-		[ "$p" = / ] && return 0
-		p=$(dirname "$p")
-	done
-}
 
 # A system-style store that the runtime will not trust is said before the
 # build, not after minutes of it.
