@@ -378,6 +378,16 @@ static int build(const struct cache_opts *c, int argc, char **argv)
 		files_free(&l);
 		return status;
 	}
+	/* A store that the runtime will not trust is said before a build of
+	 * minutes, not after it: its folders, from the nearest that exists
+	 * (the build makes the rest, root's). */
+	char up[PATH_MAX];
+	snprintf(up, sizeof(up), "%s", dir);
+	for (char *slash; access(up, F_OK) != 0 && (slash = strrchr(up, '/')) && slash != up;)
+		*slash = 0;
+	int warned = shared && n && store_dirs_trusted(up, why, sizeof(why)) != 0;
+	if (warned)
+		say("the runtime will not read %s as its system store: %s", dir, why);
 	struct scan_opts so = { dir, shared, c->jobs, !c->quiet && isatty(2), helper };
 	int scanned = scan_files(todo, n, &so, &r);
 	status = xom_exit_worst(status, scanned);
@@ -393,7 +403,7 @@ static int build(const struct cache_opts *c, int argc, char **argv)
 		    r.built, r.built == 1 ? "" : "s", (double)r.bytes / 1e6, dir,
 		    r.seconds, current, failed, r.interrupted ? "; interrupted" : "");
 	}
-	if (shared && r.built && store_trusted(dir, 1, why, sizeof(why)) != 0)
+	if (!warned && shared && r.built && store_trusted(dir, 1, why, sizeof(why)) != 0)
 		say("the runtime will not read %s as its system store: %s", dir, why);
 	free(todo);
 	files_free(&l);

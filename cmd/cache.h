@@ -149,6 +149,8 @@ size_t store_sets(const struct store_index *ix, uint64_t *bytes);
  * writable by nobody else.  0, or -1 with the reason in why.
  */
 int store_trusted(const char *dir, int system, char *why, size_t cap);
+/* The folders alone of that rule, for a system store not built yet. */
+int store_dirs_trusted(const char *dir, char *why, size_t cap);
 
 /* Every store this user would read, mapped in the runtime's order (under
  * XOM_OPTIONS, or the defaults where they are invalid); a store that is

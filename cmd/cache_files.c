@@ -493,10 +493,16 @@ static int shebang(const char *path, char *interp, size_t icap, char *arg,
                    size_t acap)
 {
 	char buf[257];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	/* O_NONBLOCK: a FIFO must not hang the open; only a file has a #!. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 
 	if (fd < 0)
 		return -1;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return 0;
+	}
 	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
 	close(fd);
 	if (n < 2 || buf[0] != '#' || buf[1] != '!')
@@ -546,7 +552,7 @@ static int add_prog_at(struct cache_files *l, const char *name,
 	char interp[PATH_MAX], arg[256];
 	struct stat st;
 
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		int e = fd < 0 ? errno : EINVAL;
 		if (fd >= 0)

@@ -153,8 +153,13 @@ int store_trusted(const char *dir, int system, char *why, size_t cap)
 	snprintf(p, sizeof(p), "%s/" XOM_STORE_INDEX, dir);
 	if (owned_right(p, 0, uid, why, cap) != 0)
 		return -1;
-	if (!system)
-		return 0;
+	return system ? store_dirs_trusted(dir, why, cap) : 0;
+}
+
+int store_dirs_trusted(const char *dir, char *why, size_t cap)
+{
+	char p[PATH_MAX];
+
 	/* The store and every folder above it, / included. */
 	snprintf(p, sizeof(p), "%s", dir);
 	for (;;) {

@@ -39,6 +39,14 @@ ALL += $(BUILT_PROFILES)
 $(B)/profiles/%.profile: profiles/%.profile
 	@mkdir -p $(@D)
 	cp $< $@
+# ... and one file per program, named by its key, where the runtime finds
+# them beside build/libxom.so (loader/profile.c), as it finds the installed
+# ones in lib/xom/profiles.
+ALL += $(B)/profiles/.by-key
+$(B)/profiles/.by-key: $(BUILT_PROFILES) $(B)/xom
+	rm -f $(addprefix $(B)/profiles/,$(SHIPPED_PROGRAMS))
+	$(if $(BUILT_PROFILES),$(B)/xom profile install --dir $(B)/profiles $(BUILT_PROFILES))
+	touch $@
 
 # ---- install ------------------------------------------------------------
 # xom finds its libraries in ../lib/xom relative to itself, and the runtime

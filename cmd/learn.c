@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -144,6 +145,15 @@ int cmd_learn(int argc, char **argv)
 	if (prog_key(prog[0], self_key, sizeof self_key, self_path,
 	             sizeof self_path) != 0)
 		self_key[0] = self_path[0] = 0;   /* xom run says why */
+	/* Without keys no page is made execute-only, so no read is ever seen:
+	 * the profile would be empty, and say nothing true. */
+	int key = pkey_alloc(0, PKEY_DISABLE_ACCESS);
+	if (key < 0) {
+		say("learn: nothing can be learned here: pkey_alloc fails (%s), so no page is made execute-only and no read is seen; learn where `xom check` says ok (it names machines with keys)",
+		    strerror(errno));
+		return XOM_EXIT_ENV;
+	}
+	pkey_free(key);
 	/* The folder as the runtime finds it, before profiles=off below. */
 	if (!lo.out && profile_user_dir(where, sizeof where) != 0) {
 		say("learn: no profile folder (profiles=off, or neither XDG_CONFIG_HOME nor HOME is set): give -o PROFILE");
@@ -189,7 +199,9 @@ int cmd_learn(int argc, char **argv)
 	optind = 0;             /* getopt starts afresh on run's arguments */
 	int status = cmd_run(n, rargv);
 	free(rargv);
-	if (status == RUN_EXIT_NOTFOUND || (status == RUN_EXIT_CANNOT && !self_key[0])) {
+	/* xom run refused or could not start the program: it said why, and
+	 * nothing ran that could have read a page. */
+	if (status == RUN_EXIT_NOTFOUND || status == RUN_EXIT_CANNOT || status == RUN_EXIT_XOM) {
 		unlink(raw);
 		return status;
 	}

@@ -241,7 +241,8 @@ static int prepend_env(const char *var, const char *lib)
  * preload library comes along too: the audit module does the protecting,
  * and the preload library's sigaction() wrapper keeps xom's SIGSEGV handler
  * first when the program installs its own (the audit module alone cannot
- * interpose on the program's calls).  Returns 0, or -1 after a message.
+ * interpose on the program's calls).  Returns 0, -1 after a message, or
+ * the usage error's status when the options are invalid.
  */
 static int set_env(const struct run_opts *ro, const char *path)
 {
@@ -267,6 +268,14 @@ static int set_env(const struct run_opts *ro, const char *path)
 		say("XOM_OPTIONS would be too long");
 		return -1;
 	}
+	/* A mistyped key of the user's (mode=enfroce) that the command line
+	 * does not replace would have the runtime run PROG unprotected behind
+	 * one line: refused here, as a mistyped --mode is. */
+	struct xom_opts o;
+	char buf[sizeof opts], err[256];
+	int require;
+	if (xom_options_parse(opts, &o, buf, sizeof buf, &require, err, sizeof err) != 0)
+		return usage_error("XOM_OPTIONS: %s", err);
 	if (prepend_env("LD_PRELOAD", preload) != 0
 	    || (ro->audit && prepend_env("LD_AUDIT", audit) != 0))
 		return -1;
@@ -616,8 +625,8 @@ int cmd_run(int argc, char **argv)
 	argv += optind;
 	if ((r = prog_find(argv[0], &p)) != 0)
 		return r;
-	if (set_env(&ro, p.path) != 0)
-		return RUN_EXIT_XOM;
+	if ((r = set_env(&ro, p.path)) != 0)
+		return r < 0 ? RUN_EXIT_XOM : r;
 	if (!p.is_static)
 		return run_child(&p, argv, NULL);
 	return run_static(&p, argv);

@@ -309,8 +309,14 @@ static void print_report(const char *who, const struct objects *objs,
 	stores_close(&st);
 	printf("total: %lu code pages execute-only, %lu readable, in %zu objects\n",
 	       txo, tread, objs->n);
-	printf("readable to an attacker: %llu executable bytes, %llu ret gadget candidates, in the %zu of %zu objects whose plan is known and in force\n",
-	       tbytes, tgadgets, known, objs->n);
+	/* Where no plan is in force the readable pages are the figure; a
+	 * sum over none of the objects would read as "nothing readable". */
+	if (known)
+		printf("readable to an attacker: %llu executable bytes, %llu ret gadget candidates, in the %zu of %zu objects whose plan is known and in force\n",
+		       tbytes, tgadgets, known, objs->n);
+	else
+		printf("readable to an attacker: all %lu readable code pages (%lu bytes); no object has a plan in force, so no gadget count\n",
+		       tread, tread * 4096);
 	if (!saw_keys)
 		printf("note: this kernel shows no ProtectionKey in smaps: it does not use protection keys, so no code is execute-only\n");
 }

@@ -173,7 +173,11 @@ int status_system(int json)
 			return XOM_EXIT_ENV;
 		}
 		if (r == -1) {
-			t.unreadable++;
+			/* One that ended since the listing is no failure to read. */
+			char proc[32];
+			snprintf(proc, sizeof proc, "/proc/%d", pids[i]);
+			if (access(proc, F_OK) == 0)
+				t.unreadable++;
 			continue;
 		}
 		if (r == 0) {
@@ -200,8 +204,9 @@ int status_system(int json)
 	       t.doors[DOOR_NONE],
 	       t.statics, t.xo, t.xo + t.readable, share(t.xo, t.readable));
 	if (t.unreadable)
-		printf("note: %lu processes could not be read (another user's: run as root)\n",
-		       t.unreadable);
+		printf("note: %lu processes could not be read (%s)\n", t.unreadable,
+		       geteuid() ? "another user's: run as root"
+		       : "even by root: the kernel refused their /proc files");
 	if (!saw_keys)
 		printf("note: this kernel shows no ProtectionKey in smaps: it does not use protection keys, so no code is execute-only\n");
 	return XOM_EXIT_OK;

@@ -36,7 +36,7 @@ static const struct xom_command commands[] = {
 	  cmd_disable },
 	{ "learn", "run PROG and learn which code pages it reads", learn_usage,
 	  cmd_learn },
-	{ "profile", "show or merge profiles of pages kept readable",
+	{ "profile", "show, merge or install profiles of pages kept readable",
 	  profile_usage, cmd_profile },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
@@ -90,10 +90,18 @@ static void list_commands(void)
 	fputs(main_usage, stdout);
 	fputs("\nCommands:\n", stdout);
 	for (size_t i = 0; i < NCOMMANDS; i++) {
-		/* The synopsis is the usage line without "usage: xom ". */
+		/* The synopsis is the usage without "usage: xom ", up to its
+		 * first empty line, whole (profile's runs over two lines); the
+		 * summary goes below it, so that no line grows too wide. */
 		const char *syn = commands[i].usage + strlen("usage: xom ");
-		int n = (int)strcspn(syn, "\n");
-		printf("  %-36.*s %s\n", n, syn, commands[i].summary);
+		for (int first = 1; *syn && *syn != '\n'; first = 0) {
+			if (!first)
+				syn += strspn(syn, " ");
+			int n = (int)strcspn(syn, "\n");
+			printf("  %*s%.*s\n", first ? 0 : (int)strlen(commands[i].name) + 1, "", n, syn);
+			syn += n + (syn[n] == '\n');
+		}
+		printf("      %s\n", commands[i].summary);
 	}
 	fputs(main_tail, stdout);
 }

@@ -139,7 +139,7 @@ void xom_helper_locate(void)
 
 /* The absolute path of name (a path relative to this library's folder)
  * in buf, or NULL. */
-static const char *beside(const char *name, char *buf, size_t cap)
+const char *xom_beside(const char *name, char *buf, size_t cap)
 {
 	if (!lib_path)
 		return NULL;
@@ -155,7 +155,7 @@ static const char *beside(const char *name, char *buf, size_t cap)
 /* The helper's absolute path, beside this library. */
 static const char *helper_path(void)
 {
-	return beside("xom-plan", helper, sizeof(helper));
+	return xom_beside("xom-plan", helper, sizeof(helper));
 }
 
 int xom_own_command(void)
@@ -171,7 +171,7 @@ int xom_own_command(void)
 	if (x_stat("/proc/self/exe", &exe) != 0)
 		return 0;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (beside(names[i], path, sizeof(path)) && x_stat(path, &st) == 0
+		if (xom_beside(names[i], path, sizeof(path)) && x_stat(path, &st) == 0
 		    && st.st_dev == exe.st_dev && st.st_ino == exe.st_ino)
 			return 1;
 	return 0;

@@ -208,6 +208,9 @@ void xom_stores_changed(void);
 
 /* ---- helper.c: the xom-plan helper ------------------------------------- */
 void xom_helper_locate(void);                                   /* start */
+/* The absolute path of name, relative to this library's folder, in buf;
+ * NULL before xom_helper_locate found it, or when it does not fit. */
+const char *xom_beside(const char *name, char *buf, size_t cap);
 /* 1 when the main program is the xom command that belongs to this
  * library (beside it, or PREFIX/bin/xom), by the file the kernel runs. */
 int xom_own_command(void);

@@ -13,11 +13,14 @@
  * learned): it is ignored, and one line says so.
  *
  * Where profiles come from, for one process: profile=PATH, then the
- * user's profile folder (profiles=), then the system store's; the folders
+ * user's profile folder (profiles=), then the system store's, then the
+ * profiles shipped with xom, in the folder profiles beside this library
+ * (lib/xom/profiles when installed, build/profiles in a build); the folders
  * hold one file per main program, named by its key.  A folder file is
- * trusted only when it is the user's (or, in the system store, root's) and
- * nobody else can write it; a secure-execution program reads the system
- * store's alone (xom_profile_dir is not even asked).
+ * trusted only when it is the user's (or, in the system store and beside
+ * the library, root's, with every folder up to / root's alone) and nobody
+ * else can write it; a secure-execution program reads root's folders alone
+ * (xom_profile_dir is not even asked).
  *
  * Phases: the profiles are mapped for one batch of objects and unmapped at
  * its end (they list readable code pages, which must not stay in memory).
@@ -33,7 +36,7 @@
 #include "loader.h"
 #include "sys.h"
 
-#define MAX_SOURCES 3
+#define MAX_SOURCES 4
 #define MAX_PROFILE_BYTES (4u << 20)
 
 struct source {
@@ -67,7 +70,7 @@ static int sys_lstat(const char *path, struct stat *st)
 
 /* The folders (0 the user's, 1 the system store's) found to have no file
  * for this program. */
-static unsigned char folder_none[2];
+static unsigned char folder_none[3];
 
 /* Maps path as the next source; owner is the uid that must own it (and its
  * folder), or -1 for the file that profile= names, which is the user's
@@ -137,6 +140,9 @@ void xom_profile_open(void)
 	    && xom_join(path, sizeof(path), path, "/" XOM_PROFILES_SUBDIR "/") == 0
 	    && xom_join(path, sizeof(path), path, main_file) == 0)
 		folder_none[1] = map_source(path, 0, 1) == -ENOENT;
+	if (!folder_none[2] && xom_beside(XOM_PROFILES_SUBDIR "/", path, sizeof(path))
+	    && xom_join(path, sizeof(path), path, main_file) == 0)
+		folder_none[2] = map_source(path, 0, 1) == -ENOENT;
 }
 
 int xom_profile_any(void)

@@ -137,7 +137,8 @@ EXPORT int xom_scan_file_threads(const char *path, unsigned nthreads,
 	int fd, rc;
 
 	*out = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO must not hang the open; fstat turns it away. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return scan_fail(&s, XOM_SCAN_EIO, "cannot read: %s", strerror(errno));
 	if (fstat(fd, &st) != 0) {

@@ -69,6 +69,9 @@ umount_all() {
 			umount -R "$dir/$m" 2>/dev/null || umount -lR "$dir/$m" 2>/dev/null || true
 		fi
 	done
+	if mountpoint -q "$dir" 2>/dev/null; then
+		umount "$dir" 2>/dev/null || umount -l "$dir" 2>/dev/null || true
+	fi
 }
 trap umount_all EXIT
 # A run that was killed may have left its mounts: never delete through them.
@@ -120,6 +123,10 @@ EOF
 	mv "$dir.new" "$dir"
 fi
 cp /etc/resolv.conf "$dir/etc/resolv.conf"
+# The root is a mount of its own, so that `unshare -m` works in it (the
+# tests of secure execution make a private mount namespace).
+mount --bind "$dir" "$dir"
+mount --make-private "$dir"
 mount -t proc proc "$dir/proc"
 mount -t sysfs sysfs "$dir/sys"
 mount --rbind /dev "$dir/dev"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Installs the Debian packages that one part of xom needs, if any are missing.
-# Usage: tests/deps.sh GROUP...   (groups: build, vm, static, bench, fuzz, peers, deb, debtest)
+# Usage: tests/deps.sh GROUP...   (groups: build, vm, demo, static, bench, fuzz, peers, deb, debtest)
 #        tests/deps.sh --list GROUP...   prints the packages, installs nothing
 # Prints nothing when everything is present, so `make` stays quiet.  Each
 # group names everything it needs beyond a minimal Debian 12 or 13
@@ -82,6 +82,10 @@ pkgs_for() {
 	# mount of the services boot (tests/vm/services-files.list).
 	vm)    py=$(python_pkgs) && ff=$(ffmpeg_pkgs) || exit 2
 	       echo "qemu-system-x86 cpio xz-utils zstd gcc binutils libc6-dev openssl python3 $py perl gpg git dash bash coreutils tar util-linux aom-tools dav1d vpx-tools ffmpeg $ff sqlite3 systemd crun mount" ;;
+	# `make demo` on a machine without keys: QEMU and what tests/vm/fetch
+	# needs for the kernel and busybox, nothing that the suite's guest
+	# copies (tests/vm/run --demo).
+	demo)  echo "qemu-system-x86 cpio xz-utils zstd" ;;
 	# The static programs that the guest's tests of xom run build besides
 	# glibc's -static and -static-pie ones: the probe with musl, and a Go
 	# program (the Go toolchain is large, about 330 MB installed, so it
@@ -112,7 +116,7 @@ pkgs_for() {
 
 list=0
 [ "${1:-}" = --list ] && { list=1; shift; }
-[ $# -gt 0 ] || { echo "usage: tests/deps.sh [--list] GROUP... (build, vm, static, bench, fuzz, peers, deb, debtest)" >&2; exit 64; }
+[ $# -gt 0 ] || { echo "usage: tests/deps.sh [--list] GROUP... (build, vm, demo, static, bench, fuzz, peers, deb, debtest)" >&2; exit 64; }
 if [ "$list" = 1 ]; then
 	all=""
 	for g in "$@"; do all="$all $(pkgs_for "$g")" || exit 2; done

@@ -130,8 +130,15 @@ run() {
 }
 # The user's plan cache, as a list of its files, sizes and times.
 user_cache() { { find "$dir/root/.cache/xom" -printf '%P %s %T@\n' 2>/dev/null || true; } | sort; }
+packages() { in_chroot dpkg-query -W -f='${binary:Package}\n' | wc -l; }
+n0=$(packages)
 run demo make demo
 tail -n 12 "$logs/demo.log" | sed 's/^/   | /'
+# The demo installs what the build and QEMU need, not the suite's guest.
+n1=$(packages)
+echo "   make demo installed $((n1 - n0)) packages"
+grep -q "attack failed" "$logs/demo.log" ||
+	{ echo "   FAIL: make demo did not show the attack blocked"; status=1; }
 # make demo is the user's own run: where the CPU has PKU it runs natively
 # and may fill the user's cache.  make check must leave it as it was.
 before=$(user_cache)

@@ -49,3 +49,17 @@ xo_pages() {
 			if (perms == "--xp" && $2 != 0 && (want == "" || name == want || base == want)) n += pages }
 		END { print n + 0 }' "$1"
 }
+
+# root_alone PATH: PATH and every folder above it are root's and no one
+# else can write them, which a shared store asks of the files whose
+# build-id plans it takes, and the runtime of the profiles shipped beside
+# it (a checkout under /tmp is not).
+root_alone() {
+	local p
+	p=$(realpath "$1") || return 1
+	while :; do
+		[ "$(stat -c %u "$p")" = 0 ] && [ -z "$(find "$p" -maxdepth 0 -perm /022)" ] || return 1
+		[ "$p" = / ] && return 0
+		p=$(dirname "$p")
+	done
+}

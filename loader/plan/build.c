@@ -193,7 +193,8 @@ void xom_plan_file(const char *path, struct xom_built *b)
 	uint64_t shape = 0;
 
 	b->path = path;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO must not hang the open; fstat turns it away. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0 || fstat(fd, &st) != 0) {
 		snprintf(err, sizeof(err), "cannot read: %s", strerror(errno));
 		if (fd >= 0)

@@ -40,6 +40,16 @@ unit() {
 	} >"$U/$n.service"
 }
 # dropin NAME [LINE...]: README.md's drop-in for service NAME, with LINEs.
+# started PID PATH: waits (10 s at most) until PID runs PATH.  From systemd
+# 255 on, a service's process is systemd-executor until it execs the
+# program, and MainPID names it from the fork.
+started() {
+	local i=0
+	while [ "$(readlink "/proc/$1/exe" 2>/dev/null)" != "$2" ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
 dropin() {
 	n=$1; shift
 	mkdir -p "$U/$n.service.d"
@@ -74,10 +84,22 @@ dropin)
 	dropin xom-mdwe
 	unit xom-mdwe-require "/usr/bin/sha256sum $W/data" Type=oneshot MemoryDenyWriteExecute=yes
 	dropin xom-mdwe-require Environment=XOM_OPTIONS=require=1
+	# How this systemd enforces MemoryDenyWriteExecute=: systemd 252 with
+	# a seccomp filter, which refuses pkey_mprotect; systemd 257 on a
+	# kernel with PR_SET_MDWE (6.3 on) with the kernel's own rule, which
+	# forbids making memory executable but lets r-x become --x.
+	unit xom-mdwe-how "/bin/grep ^Seccomp: /proc/self/status" Type=oneshot MemoryDenyWriteExecute=yes
+	unit xom-mdwe-sleep "/usr/bin/sleep 600" MemoryDenyWriteExecute=yes
+	dropin xom-mdwe-sleep
 	systemctl daemon-reload
+	systemctl start xom-mdwe-how.service
+	mdwe=seccomp
+	grep -q '^Seccomp:[[:space:]]*0$' "$W/xom-mdwe-how.out" && mdwe=kernel
+	echo "# MemoryDenyWriteExecute=yes here: $(cat "$W/xom-mdwe-how.out") ($mdwe)"
 	# ---- the drop-in protects the service ---------------------------------
 	systemctl start xom-sleep.service
 	pid=$(prop xom-sleep.service MainPID)
+	started "$pid" /usr/bin/sleep
 	cat "/proc/$pid/smaps" >"$W/smaps" 2>"$W/err"
 	ns=$(xo_pages "$W/smaps" /usr/bin/sleep) nl=$(xo_pages "$W/smaps" libc.so.6)
 	t_check dropin-protects '[ "$pid" -gt 1 ] && [ "$ns" -gt 0 ] && [ "$nl" -gt 0 ] && grep -q " $P\$" $W/smaps && ! [ -s $W/xom-sleep.err ]' "pid $pid, execute-only pages: sleep $ns, libc $nl: $(head -c 200 $W/xom-sleep.err)"
@@ -86,12 +108,27 @@ dropin)
 	t_check dropin-status 'grep -Eq "^ *[1-9][0-9]* +0 .*libc.so.6$" $W/out && grep -q "/usr/bin/sleep$" $W/out' "$(tr '\n' '|' <$W/out) $(err)"
 	systemctl stop xom-sleep.service
 	# ---- MemoryDenyWriteExecute=yes: xom steps aside, or refuses -----------------
+	# (where the kernel enforces it, xom protects as anywhere else)
 	systemctl start xom-mdwe.service
 	st=$(prop xom-mdwe.service ExecMainStatus)
-	t_check dropin-mdwe-steps-aside '[ "$st" = 0 ] && [ "$(cat $W/xom-mdwe.out)" = "$ref" ] && [ $(wc -l <$W/xom-mdwe.err) = 1 ] && grep -q "^xom: pkey_mprotect is refused (.*such as systemd.s MemoryDenyWriteExecute=yes, forbids PROT_EXEC changes; xom steps aside and the program runs unprotected" $W/xom-mdwe.err' "status $st: $(cat $W/xom-mdwe.out $W/xom-mdwe.err | tr '\n' '|')"
-	systemctl start xom-mdwe-require.service 2>/dev/null
-	st=$(prop xom-mdwe-require.service ExecMainStatus)
-	t_check dropin-mdwe-require-refuses '[ "$st" = 126 ] && ! [ -s $W/xom-mdwe-require.out ] && has $W/xom-mdwe-require.err "xom: refusing to run: "' "status $st: $(cat $W/xom-mdwe-require.out $W/xom-mdwe-require.err | tr '\n' '|')"
+	if [ $mdwe = kernel ]; then
+		t_check dropin-mdwe-kernel-same '[ "$st" = 0 ] && [ "$(cat $W/xom-mdwe.out)" = "$ref" ] && ! [ -s $W/xom-mdwe.err ]' "status $st: $(cat $W/xom-mdwe.out $W/xom-mdwe.err | tr '\n' '|')"
+		systemctl start xom-mdwe-sleep.service
+		pid=$(prop xom-mdwe-sleep.service MainPID)
+		started "$pid" /usr/bin/sleep
+		cat "/proc/$pid/smaps" >"$W/smaps" 2>"$W/err"
+		ns=$(xo_pages "$W/smaps" /usr/bin/sleep) nl=$(xo_pages "$W/smaps" libc.so.6)
+		t_check dropin-mdwe-kernel-protects '[ "$pid" -gt 1 ] && [ "$ns" -gt 0 ] && [ "$nl" -gt 0 ] && ! [ -s $W/xom-mdwe-sleep.err ]' "pid $pid, execute-only pages: sleep $ns, libc $nl: $(head -c 200 $W/xom-mdwe-sleep.err)"
+		systemctl stop xom-mdwe-sleep.service
+		systemctl start xom-mdwe-require.service 2>/dev/null
+		st=$(prop xom-mdwe-require.service ExecMainStatus)
+		t_check dropin-mdwe-kernel-require-runs '[ "$st" = 0 ] && [ "$(cat $W/xom-mdwe-require.out)" = "$ref" ] && ! [ -s $W/xom-mdwe-require.err ]' "status $st: $(cat $W/xom-mdwe-require.out $W/xom-mdwe-require.err | tr '\n' '|')"
+	else
+		t_check dropin-mdwe-steps-aside '[ "$st" = 0 ] && [ "$(cat $W/xom-mdwe.out)" = "$ref" ] && [ $(wc -l <$W/xom-mdwe.err) = 1 ] && grep -q "^xom: pkey_mprotect is refused (.*such as systemd.s MemoryDenyWriteExecute=yes, forbids PROT_EXEC changes; xom steps aside and the program runs unprotected" $W/xom-mdwe.err' "status $st: $(cat $W/xom-mdwe.out $W/xom-mdwe.err | tr '\n' '|')"
+		systemctl start xom-mdwe-require.service 2>/dev/null
+		st=$(prop xom-mdwe-require.service ExecMainStatus)
+		t_check dropin-mdwe-require-refuses '[ "$st" = 126 ] && ! [ -s $W/xom-mdwe-require.out ] && has $W/xom-mdwe-require.err "xom: refusing to run: "' "status $st: $(cat $W/xom-mdwe-require.out $W/xom-mdwe-require.err | tr '\n' '|')"
+	fi
 	;;
 
 global)
@@ -111,9 +148,10 @@ global)
 	t_check global-pid1-protected '[ "$(cat /proc/1/comm)" = systemd ] && grep -q " $P\$" $W/smaps1 && [ "$nl" -gt 0 ] && [ "$ns" -gt 0 ]' "PID 1 $(cat /proc/1/comm): execute-only pages: $n1 in all, libc $nl, libsystemd-shared $ns"
 	systemctl start xom-plain.service
 	pid=$(prop xom-plain.service MainPID)
+	started "$pid" /usr/bin/sleep
 	cat "/proc/$pid/smaps" >"$W/smaps" 2>"$W/err"
 	ns=$(xo_pages "$W/smaps" /usr/bin/sleep)
-	t_check global-service-protected '[ "$pid" -gt 1 ] && [ "$ns" -gt 0 ] && ! [ -s $W/xom-plain.err ]' "pid $pid, execute-only pages of sleep: $ns: $(head -c 200 $W/xom-plain.err)"
+	t_check global-service-protected '[ "$pid" -gt 1 ] && [ "$ns" -gt 0 ] && ! [ -s $W/xom-plain.err ]' "pid $pid, execute-only pages of sleep: $ns: $(head -c 200 $W/xom-plain.err) libxom mapped: $(grep -c " $P\$" $W/smaps); $("$xom" status "$pid" 2>&1 | head -n 4 | tr '\n' '|')"
 	"$xom" status --system >"$W/table" 2>"$W/err"
 	t_check global-status-system 'grep -Eq "^ +1 +preload +[1-9][0-9]* .* [(]systemd[)]$" $W/table' "$(head -n 5 $W/table | tr '\n' '|') $(err)"
 	systemctl stop xom-plain.service

@@ -98,6 +98,10 @@ test_help() {
 	for c in run scan check status cache enable disable learn profile; do
 		grep -q "^  $c " "$tmp/out" || { t_fail help "no '$c' line in xom --help"; return; }
 	done
+	# Whole synopses (profile's second line too), none wider than 80.
+	grep -q "^ *install \[--system | --dir DIR\] PROFILE\.\.\.$" "$tmp/out" &&
+		awk 'length($0) > 80 { bad = 1 } END { exit bad }' "$tmp/out" ||
+		{ t_fail help "a synopsis cut short, or a line over 80 columns: $(awk 'length($0) > 80' "$tmp/out" | head -n 2)"; return; }
 	for c in run scan check status cache enable disable learn profile; do
 		run_rc help 0 "$xom" "$c" --help || return
 		has "$tmp/out" "usage: xom $c" || { t_fail help "xom $c --help has no usage line"; return; }
@@ -306,6 +310,15 @@ test_run_tty() {
 		t_pass run-tty || t_fail run-tty "$(tr '\r\n' '  ' <"$tmp/tty")"
 }
 
+# A mistyped XOM_OPTIONS is refused before the program runs, as a mistyped
+# --mode is: the runtime alone would run it unprotected behind one line.
+test_run_bad_options() {
+	XOM_OPTIONS=mode=enfroce run_rc run-bad-options 64 "$xom" run -- "$probe" env XOM_OPTIONS || return
+	[ ! -s "$tmp/out" ] && grep -q "^xom: run: XOM_OPTIONS: mode must be enforce, audit or off, got 'enfroce'$" "$tmp/err" ||
+		{ t_fail run-bad-options "the program ran, or the reason is missing: $(cat "$tmp/out" "$tmp/err" | tr '\n' '|')"; return; }
+	t_pass run-bad-options
+}
+
 test_run_env() {
 	# The user's preload stays, after xom's, and is really loaded; other
 	# XOM_OPTIONS keys stay, and the command line's replace the same keys.
@@ -364,7 +377,17 @@ test_scan() {
 			fi
 		done
 	done
-	run_rc scan 64 "$xom" scan --bogus && t_pass scan
+	run_rc scan 64 "$xom" scan --bogus || return
+	# A static program's share comes with the line that says the doors
+	# never reach it; its stdout and status stay the scanner's.
+	for f in "$B/tests/cmd/probe-static" "$B/tests/cmd/probe-static-pie"; do
+		"$B/xom-scan" "$f" >"$tmp/a" 2>/dev/null; rc1=$?
+		"$xom" scan "$f" >"$tmp/b" 2>"$tmp/be"; rc2=$?
+		[ "$rc1" = "$rc2" ] && cmp -s "$tmp/a" "$tmp/b" &&
+			[ "$(cat "$tmp/be")" = "xom: $f: statically linked: LD_PRELOAD, LD_AUDIT and /etc/ld.so.preload never load xom into it, so only \`xom run\` applies this plan, from outside, where the CPU has keys" ] ||
+			{ t_fail scan "static $f: exit $rc2 vs $rc1: $(cat "$tmp/be")"; return; }
+	done
+	t_pass scan
 }
 
 test_check() {
@@ -522,6 +545,12 @@ test_status() {
 	run_rc status 0 "$xom" status --self || return
 	has "$tmp/out" "$(realpath "$xom")" && has "$tmp/out" "libc.so" &&
 		has "$tmp/out" "total:" || { t_fail status "$(cat "$tmp/out")"; return; }
+	# xom itself runs without a plan in force: its readable pages are
+	# what an attacker can read, not "0 bytes".
+	local n
+	n=$(sed -n 's/^total: [0-9]* code pages execute-only, \([0-9]*\) readable, .*/\1/p' "$tmp/out")
+	[ "${n:-0}" -gt 0 ] && grep -q "^readable to an attacker: all $n readable code pages ($((n * 4096)) bytes); no object has a plan in force" "$tmp/out" ||
+		{ t_fail status "self: $(grep -E '^(total|readable)' "$tmp/out" | tr '\n' '|')"; return; }
 	# The child must not run this shell's EXIT trap if it dies before its
 	# exec, and is looked at only once it is sleep.
 	(trap - EXIT; exec sleep 30) &
@@ -1077,17 +1106,35 @@ test_cache_system_walk() {
 # A root-owned store: written with modes every user can read, whatever the
 # umask; read by the runtime with no helper run; ignored when a folder above
 # it is group-writable, silently unless verbose.
-# root_alone PATH: PATH and every folder above it are root's and no one
-# else can write them, which a shared store asks of the files whose
-# build-id plans it takes (a checkout under /tmp is not).
-root_alone() {
-	local p
-	p=$(realpath "$1") || return 1
-	while :; do
-		[ "$(stat -c %u "$p")" = 0 ] && [ -z "$(find "$p" -maxdepth 0 -perm /022)" ] || return 1
-		[ "$p" = / ] && return 0
-		p=$(dirname "$p")
+
+# A system-style store that the runtime will not trust is said before the
+# build, not after minutes of it.
+# A FIFO is refused at once: an open without O_NONBLOCK waited forever
+# for a writer.
+test_fifo() {
+	local rc
+	mkfifo "$tmp/fifo2"
+	for c in "scan" "cache build"; do
+		# shellcheck disable=SC2086
+		timeout 20 "$xom" $c "$tmp/fifo2" >"$tmp/out" 2>"$tmp/err"
+		rc=$?
+		[ $rc = 1 ] && grep -q "$tmp/fifo2: .*not a regular file" "$tmp/err" ||
+			{ t_fail fifo "xom $c: rc $rc: $(tr '\n' '|' <"$tmp/err")"; return; }
 	done
+	timeout 20 "$B/xom-scan" "$tmp/fifo2" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ $rc = 1 ] || { t_fail fifo "xom-scan: rc $rc: $(tr '\n' '|' <"$tmp/err")"; return; }
+	t_pass fifo
+}
+
+test_cache_store_warned_first() {
+	[ "$(id -u)" = 0 ] || { t_skip cache-store-warned-first "needs root (a store of another user's)"; return; }
+	local st=$tmp/ust/store
+	mkdir -p -m 755 "$tmp/ust" && chown nobody "$tmp/ust"
+	"$xom" cache build --store "$st" "$probe" >"$tmp/out" 2>"$tmp/err"
+	head -n 1 "$tmp/err" | grep -q "^xom: the runtime will not read $st as its system store: $tmp/ust belongs to uid [0-9]*, not root$" &&
+		[ "$(grep -c "will not read" "$tmp/err")" = 1 ] && grep -q "^xom: [1-9][0-9]* plans\{0,1\} built" "$tmp/err" &&
+		t_pass cache-store-warned-first || t_fail cache-store-warned-first "$(tr '\n' '|' <"$tmp/err")"
 }
 
 test_cache_system_store() {
@@ -1341,13 +1388,13 @@ test_demo_protected() {
 for t in test_help test_usage test_run_options test_run_static test_run_setuid \
 	test_run_notfound test_run_script test_run_script_plain test_run_script_interp \
 	test_run_status test_run_signal test_run_forward test_run_fate test_run_pdeathsig \
-	test_run_stop test_run_tty test_run_env test_run_nopku test_scan test_check \
+	test_run_stop test_run_tty test_run_env test_run_bad_options test_run_nopku test_scan test_check \
 	test_check_values test_check_options test_check_cache test_check_fallback \
 	test_fallback_squatted test_status \
 	test_status_gone test_status_replaced test_status_count test_install test_man test_readme_keys \
 	test_cache_usage test_cache_build_closure test_cache_build_errors \
 	test_cache_progress test_cache_stale test_cache_prune_sets test_cache_prune_concurrent \
-	test_cache_system_root test_cache_system_walk test_cache_system_store test_cache_forged \
+	test_cache_system_root test_cache_system_walk test_cache_store_warned_first test_fifo test_cache_system_store test_cache_forged \
 	test_cache_stores test_cache_hook \
 	test_enable test_enable_refuses test_status_system test_check_conf test_check_folders \
 	test_check_conf_require test_require_rescue test_require_secure test_check_secure \

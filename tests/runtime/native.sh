@@ -158,6 +158,26 @@ t_check no-scanner-fails-safe '[ $rc = 0 ] && grep -q "^xom: no scanner: .*/xom-
 XDG_CACHE_HOME=$W/cold XDG_RUNTIME_DIR=$W/cold-run lone require=1
 t_check require-no-scanner '[ $rc = 126 ] && grep -q "refusing to run: .* cannot be protected (require=1)" $W/err' "rc $rc: $(err)"
 
+# The profiles shipped beside the library (build/profiles, lib/xom/profiles):
+# a copy of the runtime in a folder of the build, with a profile for
+# /bin/true that keeps its page 0x3000 readable, found by itself; ignored
+# once others may write its folder.
+S=$(cd "$B" && pwd)/tests/runtime/shipped
+if ! root_alone "$(dirname "$S")"; then
+	t_skip shipped-profile "the build ($B) lies under a folder others can write, where the runtime takes no shipped profile"
+else
+	rm -rf "$S" && mkdir -p -m 755 "$S/profiles" && cp "$P" "$B/xom-plan" "$B/libxom-scan.so" "$S/"
+	k=$(readelf -n "$(readlink -f /bin/true)" | sed -n 's/.*Build ID: //p')
+	printf 'program %s /bin/true\n%s 0x3000 /bin/true\n' "$k" "$k" >"$S/profiles/$k"
+	shipped() { XOM_OPTIONS=$BASE:backend=none:verbose=1 LD_PRELOAD=$S/libxom.so /bin/true 2>"$W/err"; rc=$?; }
+	shipped
+	t_check shipped-profile '[ $rc = 0 ] && grep -q "/true: [0-9]* pages\{0,1\} execute-only, 1 kept readable" $W/err' "rc $rc: $(err)"
+	chmod 775 "$S/profiles"
+	shipped
+	t_check shipped-profile-trusted '[ $rc = 0 ] && grep -q "/true: [0-9]* pages\{0,1\} execute-only, 0 kept readable" $W/err && grep -q "profile $S/profiles/$k ignored: its folder is not root.s alone" $W/err' "rc $rc: $(err)"
+	rm -rf "$S"
+fi
+
 corrupt() { # corrupt NAME REASON: after $STORE/plans was damaged
 	why=$2
 	run "backend=none:verbose=1" /bin/true
