@@ -108,6 +108,9 @@ install: $(B)/xom $(B)/xom-scan $(RUNTIME_FILES) $(B)/xom.1 $(B)/xom.conf.5 \
 	install -m 644 $(B)/xom.1 $(DESTDIR)$(PREFIX)/share/man/man1/xom.1
 	install -m 644 $(B)/xom.conf.5 $(DESTDIR)$(PREFIX)/share/man/man5/xom.conf.5
 	$(if $(BUILT_PROFILES),install -d $(SHARE_PROFILES) && install -m 644 $(BUILT_PROFILES) $(SHARE_PROFILES)/)
+	@# The runtime finds the shipped profiles beside libxom.so, one file
+	@# per program (loader/profile.c).
+	$(if $(BUILT_PROFILES),$(B)/xom profile install --dir $(DESTDIR)$(PREFIX)/lib/xom/profiles $(BUILT_PROFILES))
 	sed 's|@XOM@|$(PREFIX)/bin/xom|' cmd/apt-hook.sh.in >$(DESTDIR)$(APT_HOOK)
 	chmod 755 $(DESTDIR)$(APT_HOOK)
 
@@ -157,14 +160,16 @@ uninstall:
 			echo "uninstall: $(PRELOAD_LIST) still lists $(PREFIX)/lib/xom/libxom.so; nothing removed" >&2; \
 			exit 1; }; \
 	fi
-	rm -f $(INSTALLED_BIN) $(INSTALLED_LIB) $(INSTALLED_MAN) $(INSTALLED_PROFILES) $(DESTDIR)$(APT_HOOK)
+	rm -f $(INSTALLED_BIN) $(INSTALLED_LIB) $(INSTALLED_MAN) $(INSTALLED_PROFILES) $(DESTDIR)$(APT_HOOK) \
+		$(addprefix $(DESTDIR)$(PREFIX)/lib/xom/profiles/,$(SHIPPED_PROGRAMS))
 	@if [ -n "$(XOM_CONF)" ] && cmp -s etc/xom.conf "$(DESTDIR)$(XOM_CONF)"; then \
 		echo "rm -f $(DESTDIR)$(XOM_CONF)"; rm -f "$(DESTDIR)$(XOM_CONF)"; fi
 	$(if $(SYSTEM_PROFILES),rm -f $(addprefix $(DESTDIR)$(SYSTEM_PROFILES)/,$(SHIPPED_PROGRAMS)))
 	$(if $(SYSTEM_PROFILES),rmdir $(DESTDIR)$(SYSTEM_PROFILES) 2>/dev/null || true)
 	@if [ -n "$(APT_CONF_D)" ] && grep -qs '^// xom:' $(APT_CONF); then \
 		echo "rm -f $(APT_CONF)"; rm -f $(APT_CONF); fi
-	rmdir $(SHARE_PROFILES) $(DESTDIR)$(PREFIX)/share/xom $(DESTDIR)$(PREFIX)/lib/xom 2>/dev/null || true
+	rmdir $(SHARE_PROFILES) $(DESTDIR)$(PREFIX)/share/xom $(DESTDIR)$(PREFIX)/lib/xom/profiles \
+		$(DESTDIR)$(PREFIX)/lib/xom 2>/dev/null || true
 
 # ---- tests ----------------------------------------------------------------
 

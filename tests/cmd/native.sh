@@ -637,7 +637,8 @@ test_install() {
 	t_check install-within-prefix '[ -z "$out" ]' "written outside $p: $(echo $out)"
 	for f in bin/xom bin/xom-scan lib/xom/libxom.so lib/xom/libxom-audit.so \
 		lib/xom/xom-plan lib/xom/libxom-scan.so lib/xom/xom-apt-hook share/man/man1/xom.1 \
-		share/man/man5/xom.conf.5 $(cd profiles && ls -- *.profile | sed 's|^|share/xom/profiles/|'); do
+		share/man/man5/xom.conf.5 $(cd profiles && ls -- *.profile | sed 's|^|share/xom/profiles/|') \
+		$(sed -n 's/^program \([0-9a-f]*\) .*/lib\/xom\/profiles\/\1/p' profiles/*.profile); do
 		[ -e "$inst/$f" ] || { t_fail install "$f not installed"; return; }
 	done
 	cmp -s "$inst/share/man/man1/xom.1" "$B/xom.1" &&

@@ -10,8 +10,9 @@
 #   runs      a program runs; without protection keys it prints the
 #             runtime's one xom: line and runs unprotected
 #   loaded    a program has /usr/lib/xom/libxom.so mapped
-#   store     the postinst put the shipped profile and the plans of the
-#             installed files into the system store
+#   store     the shipped profile lies beside the library, and the
+#             postinst put it and the plans of the installed files into
+#             the system store
 #   upgrade   the packages installed over themselves: one preload entry,
 #             and an entry the administrator took out stays out
 #   trigger   a package that adds a library (built here from C) brings its
@@ -160,7 +161,7 @@ t_check deb-loaded 'grep -q " $LIB$" "$run/maps"' "cat's mappings: $(grep -c . "
 # The store: the shipped profile, and a current plan for libc.
 in_root xom cache stats --list >"$run/stats" 2>&1 || true
 prof=$(sed -n 's/^program \([0-9a-f][0-9a-f]*\) .*/\1/p' profiles/*.profile | head -1)
-t_check deb-store '[ -s "$dir/var/cache/xom/profiles/$prof" ] &&
+t_check deb-store '[ -s "$dir/var/cache/xom/profiles/$prof" ] && [ -s "$dir/usr/lib/xom/profiles/$prof" ] &&
 	grep -q "current.*/usr/lib/x86_64-linux-gnu/libc.so.6" "$run/stats"' \
 	"profile $prof: $(ls "$dir/var/cache/xom/profiles" 2>&1 | tr '\n' ' '); stats: $(grep -c . "$run/stats") lines, $(grep libc.so "$run/stats" | head -2)"
 
