@@ -9,7 +9,8 @@
 # Each test prints "PASS name", "FAIL name: detail" or "SKIP name: reason".
 # Two parts, so that each stays within the guest's time for one program:
 #   guest-learn.sh learn      the compile blocked, and xom learn
-#   guest-learn.sh profiles   the shipped profile and the user's, found by
+#   guest-learn.sh profiles   the shipped profile (beside the library and in
+#                             the system store) and the user's, found by
 #                             themselves, and a stale one
 set -u
 part=${1:-}
@@ -53,7 +54,7 @@ err() { tail -c 600 "$tmp/err" | tr '\n' '|'; }
 for f in "$cc1" /usr/bin/gcc "$pageprobe" "$shipped" build-plans; do
 	case $f in
 	build-plans) [ -s "$tmp/cache/xom/plans" ] && continue ;;
-	"$shipped") [ $noprofile = 1 ] && continue ;;
+	"$shipped") { [ $noprofile = 1 ] || [ -e "$f" ]; } && continue ;;
 	*) [ -e "$f" ] && continue ;;
 	esac
 	t_fail gcc-setup "missing: $f (make vm-progs builds the plans and the profile copy; tests/vm/files.list copies gcc)"
@@ -74,7 +75,7 @@ cc1_xom=$(sed -n 's/.*"xom_pages": *\([0-9]*\).*/\1/p' "$tmp/cc1.json")
 run_gcc() {
 	rm -f "$tmp/probe-$1" a.out
 	XOM_PROBE_OUT=$tmp/probe-$1 LD_PRELOAD=$pageprobe XOM_OPTIONS=${3:-} \
-		"$xom" run $2 -- gcc -O2 hello.c >"$tmp/out" 2>"$tmp/err"
+		"${runxom:-$xom}" run $2 -- gcc -O2 hello.c >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 }
 
@@ -184,8 +185,24 @@ t_check learn-gcc-shipped 'grep -v "^#" "$tmp/m1" | cut -d" " -f1-3 >"$tmp/c1" &
 fi
 
 if [ $part = profiles ]; then
-# ---- the shipped profile, from the system store --------------------------------
+# ---- the shipped profile, beside the library -----------------------------------
+# The build's runtime finds it in build/profiles, one file per program,
+# as an installed one finds it in lib/xom/profiles.
 rm -rf "$sysprof"
+run_gcc beside ""
+got=$(cc1_probe "$tmp/probe-beside")
+t_check gcc-shipped-beside '[ $rc = 0 ] && [ -x a.out ] && ./a.out >"$tmp/got" && cmp -s "$tmp/want" "$tmp/got" && ! grep -q "^xom: blocked" "$tmp/err" && [ "$got" = $((cc1_xom - 1)) ]' \
+	"rc $rc, cc1 unreadable '$got' of $cc1_exec (want $((cc1_xom - 1))): $(err)"
+# The other sources, through a copy of the runtime that has no profiles
+# beside it (in a folder that is root's alone, as the runtime requires).
+rt=/xom/build/tests/learn/runtime
+rm -rf "$rt" && mkdir -p -m 755 "$rt" &&
+	cp /xom/build/xom /xom/build/libxom.so /xom/build/libxom-audit.so \
+		/xom/build/xom-plan /xom/build/libxom-scan.so "$rt/"
+runxom=$rt/xom
+trap 'rm -rf "$tmp" "$sysprof" "$rt"' EXIT
+
+# ---- the shipped profile, from the system store --------------------------------
 "$xom" profile install --system "$shipped" >"$tmp/out" 2>"$tmp/err"
 rc=$?
 t_check profile-install-system '[ $rc = 0 ] && [ -f "$sysprof/$(sed -n "s/^program \([0-9a-f]*\) .*/\1/p" "$shipped")" ]' "$(err)"
