@@ -350,6 +350,7 @@ static int build(const struct cache_opts *c, int argc, char **argv)
 	 * preload it, so that each start-up recorded is its batch at run time. */
 	if (find_own("libxom.so", own, sizeof(own)))
 		l.preload = own;
+	l.memo = listings_open(dir, files_ldso(), l.preload);
 	if (c->system) {
 		status = files_add_system(&l, &seen);
 	} else {
@@ -393,19 +394,28 @@ static int build(const struct cache_opts *c, int argc, char **argv)
 	status = xom_exit_worst(status, scanned);
 	/* The sets of the start-ups recorded whole, even when another file
 	 * named could not be read; not when the store could not be written. */
-	if (!r.interrupted && scanned != XOM_EXIT_ENV)
+	if (!r.interrupted && scanned != XOM_EXIT_ENV) {
 		status = xom_exit_worst(status, keep_sets(dir, shared, &l));
+		/* Only costs listings next time when it cannot be written. */
+		listings_save(l.memo, dir, c->system);
+	}
 	if (!c->quiet) {
-		char failed[64] = "";
+		char failed[64] = "", starts[96] = "";
+		size_t reused, listed;
+		listings_count(l.memo, &reused, &listed);
 		if (r.failed)
 			snprintf(failed, sizeof(failed), "; %zu could not be analysed", r.failed);
-		say("%zu plan%s built (%.1f MB of files) into %s in %.1f s; %zu already current%s%s",
+		if (reused + listed)
+			snprintf(starts, sizeof(starts), "; start-ups: %zu listed, %zu unchanged",
+			         listed, reused);
+		say("%zu plan%s built (%.1f MB of files) into %s in %.1f s; %zu already current%s%s%s",
 		    r.built, r.built == 1 ? "" : "s", (double)r.bytes / 1e6, dir,
-		    r.seconds, current, failed, r.interrupted ? "; interrupted" : "");
+		    r.seconds, current, starts, failed, r.interrupted ? "; interrupted" : "");
 	}
 	if (!warned && shared && r.built && store_trusted(dir, 1, why, sizeof(why)) != 0)
 		say("the runtime will not read %s as its system store: %s", dir, why);
 	free(todo);
+	listings_free(l.memo);
 	files_free(&l);
 	(void)seen;
 	if (r.interrupted) {

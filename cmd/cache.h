@@ -6,6 +6,8 @@
  *   cache_stats.c  xom cache stats: what each store holds, what is stale
  *   cache_files.c  what to build: a program and what the dynamic linker
  *                  loads with it, or every ELF object of the system
+ *   cache_listings.c  the last build's listings, used again while what
+ *                  they depend on is unchanged
  *   cache_store.c  the stores as the runtime reads them: which, whether
  *                  trusted, a file's key, what is current or stale
  *   cache_scan.c   the scanning: xom-plan helpers on every core, the
@@ -74,6 +76,8 @@ struct cache_files {
 	const char *preload;
 	struct cache_start *starts;     /* one per program, for its set */
 	size_t nstarts, capstarts;
+	/* The last build's listings (cache_listings.c), or NULL. */
+	struct cache_listings *memo;
 };
 
 void files_free(struct cache_files *l);
@@ -110,8 +114,44 @@ int files_add_system(struct cache_files *l, size_t *seen);
  */
 int files_add_secure(struct cache_files *l, size_t *seen);
 
+/* The dynamic linker that lists: the one that runs xom, the system's. */
+const char *files_ldso(void);
+
 /* The folders that files_add_system walks, NULL-terminated. */
 extern const char *const files_system_dirs[];
+
+/* ---- cache_listings.c --------------------------------------------------- */
+
+/* The file in a store that keeps the last build's listings. */
+#define XOM_STORE_LISTINGS "listings"
+
+/*
+ * The listings that the build into dir (NULL: none to read) made last
+ * time, for the dynamic linker ldso listing with libxom.so preload (or
+ * NULL) preloaded; NULL when out of memory, which only costs listings.
+ */
+struct cache_listings *listings_open(const char *dir, const char *ldso,
+                                     const char *preload);
+
+/* The text that listing path (secure: in secure-execution mode; preload:
+ * with LD_PRELOAD) gave last time, when nothing it depends on changed
+ * since; or NULL.  Counted as reused. */
+const char *listings_find(struct cache_listings *m, const char *path, int secure,
+                          int preload);
+
+/* Records the text of a listing just made (which exited 0); counted as
+ * listed, and kept only when it depends on nothing that is not checked. */
+void listings_put(struct cache_listings *m, const char *path, int secure,
+                  int preload, const char *text);
+
+/* How many listings were reused and made. */
+void listings_count(const struct cache_listings *m, size_t *reused, size_t *listed);
+
+/* Writes the file into dir, by rename: with all set (a build of the
+ * whole system) only what this build used.  0, or -1. */
+int listings_save(struct cache_listings *m, const char *dir, int all);
+
+void listings_free(struct cache_listings *m);
 
 /* ---- cache_store.c ------------------------------------------------------ */
 

@@ -286,7 +286,7 @@ static enum elf_kind elf_kind(int fd, uint64_t size, char *interp, size_t cap,
 /* ---- a program and its libraries ----------------------------------------- */
 
 /* The dynamic linker that runs xom itself: the system's. */
-static const char *own_ldso(void)
+const char *files_ldso(void)
 {
 	static char interp[PATH_MAX];
 	struct stat st;
@@ -387,7 +387,7 @@ static int preload_listed(const char *lib)
 static int list_libraries(struct cache_files *l, const char *name,
                           const char *path, int secure, int add, int program)
 {
-	char *ld = (char *)own_ldso(), lib_path[PATH_MAX + 32], preload[PATH_MAX + 16];
+	char *ld = (char *)files_ldso(), lib_path[PATH_MAX + 32], preload[PATH_MAX + 16];
 	char *argv[] = { ld, (char *)path, NULL };
 	char *envp[4] = { (char *)"LD_TRACE_LOADED_OBJECTS=1", NULL, NULL, NULL };
 	const char *llp = getenv("LD_LIBRARY_PATH");
@@ -397,17 +397,31 @@ static int list_libraries(struct cache_files *l, const char *name,
 	pid_t pid;
 
 	/* The run's own LD_LIBRARY_PATH changes what it loads, except in a
-	 * set-ID program, where the dynamic linker ignores it. */
-	if (llp && !secure) {
+	 * set-ID program, where the dynamic linker ignores it; a listing
+	 * that it steers is not kept for the next build. */
+	int memo = !(llp && !secure);
+	if (!memo) {
 		snprintf(lib_path, sizeof(lib_path), "LD_LIBRARY_PATH=%s", llp);
 		envp[nenv++] = lib_path;
 	}
 	/* libxom.so comes right after the program, whether LD_PRELOAD or
 	 * /etc/ld.so.preload loads it, but after what the file lists before
 	 * it: when the file lists it, the listing takes it from there. */
-	if (l->preload && !preload_listed(l->preload)) {
+	int pre = l->preload && !preload_listed(l->preload);
+	if (pre) {
 		snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", l->preload);
 		envp[nenv++] = preload;
+	}
+	/* The last build's listing, while nothing it depends on changed. */
+	const char *saved = memo ? listings_find(l->memo, path, secure, pre) : NULL;
+	char *text;
+	if (saved) {
+		if (!(text = strdup(saved))) {
+			say("out of memory");
+			return XOM_EXIT_ENV;
+		}
+		wst = 0;
+		goto parse;
 	}
 	if (pipe2(out, O_CLOEXEC) != 0) {
 		say("cannot make a pipe: %s", strerror(errno));
@@ -425,7 +439,7 @@ static int list_libraries(struct cache_files *l, const char *name,
 		return XOM_EXIT_ENV;
 	}
 	int late;
-	char *text = read_all(out[0], &late);
+	text = read_all(out[0], &late);
 	close(out[0]);
 	if (late)
 		kill(pid, SIGKILL);
@@ -441,6 +455,9 @@ static int list_libraries(struct cache_files *l, const char *name,
 		say("out of memory");
 		return XOM_EXIT_ENV;
 	}
+	if (memo && WIFEXITED(wst) && WEXITSTATUS(wst) == 0)
+		listings_put(l->memo, path, secure, pre, text);
+parse:
 	if (!WIFEXITED(wst) || WEXITSTATUS(wst) != 0) {
 		if (add)
 			say("%s: the dynamic linker cannot load it (%s --list fails)", name, ld);

@@ -806,7 +806,7 @@ test_cache_build_closure() {
 	export XDG_CACHE_HOME=$tmp/cc XDG_RUNTIME_DIR=$tmp/cc-run
 	mkdir -m 700 "$tmp/cc-run"
 	run_rc cache-build 0 "$xom" cache build "$cache/cacheprog" /bin/ls || return
-	grep -Eq '^xom: [0-9]+ plans built .* into '"$tmp/cc/xom"' in .*; 0 already current$' "$tmp/err" &&
+	grep -Eq '^xom: [0-9]+ plans built .* into '"$tmp/cc/xom"' in .*; 0 already current; start-ups: 2 listed, 0 unchanged$' "$tmp/err" &&
 		[ "$(wc -l <"$tmp/err")" = 1 ] ||
 		{ t_fail cache-build "summary: $(cat "$tmp/err")"; return; }
 	cp "$tmp/cc/xom/plans" "$tmp/index-before"
@@ -827,9 +827,44 @@ test_cache_build_closure() {
 		t_fail cache-build-closure "the runtime loaded: $(echo $want); the cache has: $(echo $got)"
 	# Current plans are not made again.
 	run_rc cache-build-current 0 "$xom" cache build "$cache/cacheprog" || return
-	grep -q "^xom: 0 plans built .*; [0-9]* already current$" "$tmp/err" &&
+	grep -q "^xom: 0 plans built .*; [0-9]* already current; start-ups: 0 listed, 1 unchanged$" "$tmp/err" &&
 		t_pass cache-build-current || t_fail cache-build-current "$(cat "$tmp/err")"
 	export XDG_RUNTIME_DIR=$tmp/run
+	export XDG_CACHE_HOME=$tmp/cache
+}
+
+# A build keeps what the dynamic linker listed (the store's listings file)
+# and lists again only a program whose files, RUNPATH folders or linker
+# inputs changed; the sets it records are those of a fresh listing.
+test_cache_build_listings() {
+	local d=$tmp/lp st=$tmp/cl/xom
+	export XDG_CACHE_HOME=$tmp/cl
+	mkdir -p "$d" && cp -a "$cache/cacheprog" "$cache/lib" "$d/"
+	starts() { grep -q "; start-ups: $1 listed, $2 unchanged$" "$tmp/err"; }
+	run_rc listings-first 0 "$xom" cache build "$d/cacheprog" /bin/ls &&
+		{ starts 2 0 && [ -s "$st/listings" ] && t_pass listings-first ||
+			t_fail listings-first "$(cat "$tmp/err")"; }
+	run_rc listings-current 0 "$xom" cache build "$d/cacheprog" /bin/ls &&
+		{ starts 0 2 && t_pass listings-current || t_fail listings-current "$(cat "$tmp/err")"; }
+	cp "$st/plans" "$tmp/index-memo"
+	# The same sets as when everything is listed again.
+	rm "$st/listings"
+	run_rc listings-same-sets 0 "$xom" cache build "$d/cacheprog" /bin/ls &&
+		{ starts 2 0 && cmp -s "$tmp/index-memo" "$st/plans" && t_pass listings-same-sets ||
+			t_fail listings-same-sets "$(cat "$tmp/err"); index differs: $(cmp "$tmp/index-memo" "$st/plans" 2>&1)"; }
+	# A library touched, a file new in the program's RUNPATH folder: that
+	# program alone is listed again.
+	touch -d '2001-01-01' "$d/lib/libcachedep.so"
+	run_rc listings-lib-changed 0 "$xom" cache build "$d/cacheprog" /bin/ls &&
+		{ starts 1 1 && t_pass listings-lib-changed || t_fail listings-lib-changed "$(cat "$tmp/err")"; }
+	: >"$d/lib/new-file"
+	run_rc listings-runpath-changed 0 "$xom" cache build "$d/cacheprog" /bin/ls &&
+		{ starts 1 1 && t_pass listings-runpath-changed || t_fail listings-runpath-changed "$(cat "$tmp/err")"; }
+	# A file that others may write is not believed.
+	chmod 666 "$st/listings"
+	run_rc listings-untrusted 0 "$xom" cache build "$d/cacheprog" /bin/ls &&
+		{ starts 2 0 && [ "$(stat -c %a "$st/listings")" = 644 ] && t_pass listings-untrusted ||
+			t_fail listings-untrusted "$(cat "$tmp/err")"; }
 	export XDG_CACHE_HOME=$tmp/cache
 }
 
@@ -1393,7 +1428,7 @@ for t in test_help test_usage test_run_options test_run_static test_run_setuid \
 	test_check_values test_check_options test_check_cache test_check_fallback \
 	test_fallback_squatted test_status \
 	test_status_gone test_status_replaced test_status_count test_install test_man test_readme_keys \
-	test_cache_usage test_cache_build_closure test_cache_build_errors \
+	test_cache_usage test_cache_build_closure test_cache_build_listings test_cache_build_errors \
 	test_cache_progress test_cache_stale test_cache_prune_sets test_cache_prune_concurrent \
 	test_cache_system_root test_cache_system_walk test_cache_store_warned_first test_fifo test_cache_system_store test_cache_forged \
 	test_cache_stores test_cache_hook \
