@@ -16,7 +16,8 @@
 #   upgrade   the packages installed over themselves: one preload entry,
 #             and an entry the administrator took out stays out
 #   trigger   a package that adds a library (built here from C) brings its
-#             plan into the store through xom's dpkg file trigger
+#             plan into the store through xom's dpkg file trigger; a build
+#             of the current store lists no program again
 #   remove    removing xom-enable takes its entry out and keeps the others;
 #             a forced removal of libxom alone does too
 #   purge     removing and purging everything leaves the file list of the
@@ -199,6 +200,12 @@ in_root dpkg -i /tmp/debs/xomtrig.deb >"$logs/trigger.log" 2>&1 || rc=$?
 in_root xom cache stats --list >"$run/stats" 2>&1 || true
 t_check deb-trigger '[ $rc = 0 ] && grep -q "current.*/usr/lib/x86_64-linux-gnu/libxomtrig.so.1" "$run/stats"' \
 	"rc $rc: $(grep -i xom "$logs/trigger.log" | tail -3); stats: $(grep xomtrig "$run/stats")"
+# What the trigger runs, on a store that is current: no program is listed
+# again (the store keeps the listings), and no plan is made.
+in_root xom cache build --system >"$run/again" 2>&1 || true
+in_root xom cache build --system >"$run/again" 2>&1 || true
+t_check deb-store-current 'grep -Eq "^xom: 0 plans built .*; start-ups: 0 listed, [1-9][0-9]* unchanged$" "$run/again"' \
+	"$(cat "$run/again")"
 in_root dpkg -P xomtrig >>"$logs/trigger.log" 2>&1 || true
 
 # remove xom-enable: its entry goes, another stays.
