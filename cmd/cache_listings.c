@@ -451,8 +451,9 @@ int listings_save(struct cache_listings *m, const char *dir, int all)
 		const struct listing *e = &m->v[i];
 		char head[64];
 		/* A build of the whole system keeps what it listed or checked;
-		 * a build of some programs keeps the others' too. */
-		if (!e->path || !e->text || (all && !e->fresh))
+		 * a build of some programs keeps the others' too, while they
+		 * are there. */
+		if (!e->path || !e->text || (!e->fresh && (all || access(e->path, F_OK) != 0)))
 			continue;
 		snprintf(head, sizeof(head), "P %d %d ", e->secure, e->preload);
 		rc |= put(&b, head, strlen(head)) | put(&b, e->path, strlen(e->path))

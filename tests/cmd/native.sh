@@ -860,6 +860,15 @@ test_cache_build_listings() {
 	: >"$d/lib/new-file"
 	run_rc listings-runpath-changed 0 "$xom" cache build "$d/cacheprog" /bin/ls &&
 		{ starts 1 1 && t_pass listings-runpath-changed || t_fail listings-runpath-changed "$(cat "$tmp/err")"; }
+	# A build of some programs keeps the others' listings while they are
+	# there.
+	"$xom" cache build /bin/ls >"$tmp/out" 2>"$tmp/err"
+	local kept=$(grep -c "^P .* $d/cacheprog$" "$st/listings")
+	mv "$d/cacheprog" "$d/moved"
+	"$xom" cache build /bin/ls >"$tmp/out" 2>"$tmp/err"
+	t_check listings-kept '[ "$kept" = 1 ] && ! grep -q "^P .* $d/cacheprog$" "$st/listings" && grep -q "^P .* /bin/ls$" "$st/listings"' \
+		"kept $kept: $(grep "^P" "$st/listings" | tr '\n' '|')"
+	mv "$d/moved" "$d/cacheprog"
 	# A file that others may write is not believed.
 	chmod 666 "$st/listings"
 	run_rc listings-untrusted 0 "$xom" cache build "$d/cacheprog" /bin/ls &&
