@@ -2,7 +2,7 @@
 # of the tree's files (tracked, and untracked ones git does not ignore)
 # under $(B)/deb, and checked with lintian.  The packages land in
 # $(B)/deb: libxom, xom and xom-enable.  make check-deb installs them in
-# a Debian 12 root (tests/deb/check.sh).
+# a root of the release that built them (tests/deb/check.sh).
 
 XOM_VERSION := $(shell sed -n 's/^\#define XOM_VERSION "\(.*\)"$$/\1/p' cmd/xom.c)
 DEB_DIR := $(B)/deb
@@ -26,8 +26,9 @@ deb: | $(B)/.deps-build $(B)/.deps-deb
 		$(DEB_DIR)/xom_$(XOM_VERSION)_amd64.changes
 	@ls $(DEBS)
 
-# The packages installed, upgraded, removed and purged in a Debian 12 root
-# (tests/deb/check.sh, which runs make deb); SKIP without root.
+# The packages installed, upgraded, removed and purged in a root of this
+# release, Debian 12 or 13 (tests/deb/check.sh, which runs make deb); SKIP
+# without root.
 CHECKS += check-deb
 check-deb:
 	@B=$(B) tests/deb/check.sh

@@ -1,9 +1,10 @@
 #!/bin/bash
 # make check-deb: the Debian packages of make deb (build/deb), installed as
-# an operator would, in a minimal Debian 12 root (debootstrap
-# --variant=minbase bookworm, made once and kept in build/debian12/root
-# with the packages' dependencies downloaded).  Each run works on an
-# overlay of that root, so the cached root stays as debootstrap left it.
+# an operator would, in a minimal root of the release that built them
+# (Debian 12 "bookworm" or 13 "trixie": debootstrap --variant=minbase,
+# made once and kept in build/deb-root-CODENAME/root with the packages'
+# dependencies downloaded).  Each run works on an overlay of that root, so
+# the cached root stays as debootstrap left it.
 #
 #   install   apt-get install ./libxom*.deb ./xom*.deb ./xom-enable*.deb
 #   preload   /etc/ld.so.preload names /usr/lib/xom/libxom.so
@@ -27,13 +28,16 @@
 # Needs root, debootstrap (tests/deps.sh debtest) and the Debian mirror
 # (MIRROR, default: the one this machine's apt uses), the first time only.
 # Says SKIP with the reason where it cannot run; under CI=true that is a
-# failure.  Logs: build/debian12/logs.
+# failure.  Logs: build/deb-root-CODENAME/logs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
 B=${B:-build}
-top=$(pwd)/$B/debian12
+# The packages depend on this system's libraries: they are tested in a
+# root of this system's release.
+codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+top=$(pwd)/$B/deb-root-$codename
 base=$top/root
 run=$top/run
 dir=$run/merged
@@ -48,6 +52,10 @@ cannot() {
 	exit
 }
 [ "$(id -u)" = 0 ] || cannot "needs root (debootstrap, chroot, mount, dpkg in the root)"
+case $codename in
+bookworm|trixie) ;;
+*) cannot "this system is '${codename:-unknown}': the packages are tested in a Debian 12 or 13 root of the release that built them" ;;
+esac
 if ! command -v debootstrap >/dev/null; then
 	tests/deps.sh debtest || cannot "no debootstrap (tests/deps.sh debtest could not install it)"
 fi
@@ -77,26 +85,32 @@ for p in libxom xom xom-enable; do
 done
 t_pass deb-build
 
-# The cached root: Debian 12 as debootstrap makes it, its package lists
-# fetched and the packages' dependencies downloaded (not installed), so
-# that later runs need no mirror.
+# The cached root: this release as debootstrap makes it, its package lists
+# fetched and the packages' dependencies (what their Depends name, less
+# each other) downloaded, not installed, so that later runs need no
+# mirror.
 host_uri() {
 	apt-get indextargets --format '$(RELEASE) $(REPO_URI)' 2>/dev/null |
 		awk -v s="$1" '$1 ~ s { sub("/$", "", $2); print $2; exit }'
 }
+deb_deps() {
+	local f
+	for f in "${debs[@]}"; do dpkg-deb -f "$f" Depends; done | tr ',' '\n' |
+		sed 's/([^)]*)//; s/|.*//; s/[[:space:]]//g' | grep -Evx 'libxom|xom|' | sort -u
+}
 if [ ! -e "$base/.ready" ]; then
-	mirror=${MIRROR:-$(host_uri '^bookworm$')}
+	mirror=${MIRROR:-$(host_uri "^$codename\$")}
 	mirror=${mirror:-http://deb.debian.org/debian}
 	rm -rf --one-file-system "$base"
-	echo "== debootstrap --variant=minbase bookworm $mirror"
-	debootstrap --variant=minbase bookworm "$base" "$mirror" >"$logs/debootstrap.log" 2>&1 ||
+	echo "== debootstrap --variant=minbase $codename $mirror"
+	debootstrap --variant=minbase "$codename" "$base" "$mirror" >"$logs/debootstrap.log" 2>&1 ||
 		{ t_fail deb-root "$(tail -5 "$logs/debootstrap.log")"; t_summary; exit 1; }
 	printf '#!/bin/sh\nexit 101\n' >"$base/usr/sbin/policy-rc.d"
 	chmod 755 "$base/usr/sbin/policy-rc.d" "$base"
 	cp /etc/resolv.conf "$base/etc/resolv.conf"
 	chroot "$base" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin apt-get update -qq >"$logs/apt.log" 2>&1 &&
 		chroot "$base" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
-			apt-get install -y -qq --download-only libcapstone4 libelf1 >>"$logs/apt.log" 2>&1 ||
+			apt-get install -y -qq --download-only $(deb_deps) >>"$logs/apt.log" 2>&1 ||
 		{ t_fail deb-root "$(tail -5 "$logs/apt.log")"; t_summary; exit 1; }
 	touch "$base/.ready"
 fi
