@@ -9,7 +9,8 @@
 
 BENCH_PROGS := $(B)/bench/runner $(B)/bench/capstone_decode \
 	$(B)/bench/scan_time $(B)/bench/libempty.so $(B)/bench/dlopen_one \
-	$(B)/bench/dlopen_loop $(B)/bench/many/many $(B)/bench/vm_runtime.sh
+	$(B)/bench/dlopen_loop $(B)/bench/many/many $(B)/bench/vm_runtime.sh \
+	$(B)/bench/dlopen_cycle $(B)/bench/cycle/libextra.so
 
 CHECKS += check-bench
 .PHONY: bench bench-quick check-bench bench-progs
@@ -35,6 +36,19 @@ $(B)/bench/dlopen_one: bench/dlopen_one.c
 $(B)/bench/dlopen_loop: bench/dlopen_loop.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(XCFLAGS) -o $@ $< $(XLDFLAGS) -ldl
+
+$(B)/bench/dlopen_cycle: bench/dlopen_cycle.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(XCFLAGS) -o $@ $< $(XLDFLAGS) -ldl
+
+# 500 libraries for dlopen_cycle: copies of the 200 below (each copy is an
+# object of its own to the dynamic linker), and the one it cycles.
+$(B)/bench/cycle/libextra.so: $(B)/bench/many/many
+	@rm -rf $(@D) && mkdir -p $(@D)
+	@i=0; while [ $$i -lt 500 ]; do \
+		cp $(B)/bench/many/libm$$(printf %03d $$((i % 200))).so \
+		   $(@D)/libm$$(printf %03d $$i).so; i=$$((i + 1)); done
+	cp $(B)/bench/many/libextra.so $@
 
 # 200 small libraries and a program linked against them all (a minute of
 # compiling at most, once).

@@ -37,6 +37,8 @@ DLOOP = os.path.join(B, "bench", "dlopen_loop")
 MANYDIR = os.path.join(B, "bench", "many")
 MANY = os.path.join(MANYDIR, "many")
 MANY_N = 200
+DCYCLE = os.path.join(B, "bench", "dlopen_cycle")
+CYCLEDIR = os.path.join(B, "bench", "cycle")
 SCANRATIO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scan_ratio.sh")
 XOMSCAN = os.path.join(B, "xom-scan")
 LIBXOM = os.path.join(B, "libxom.so")
@@ -369,6 +371,48 @@ def dlopen_speed(procs, rounds, per):
     return out, objects
 
 
+def cycle_counts(objects, cycles=(10, 30)):
+    """One dlopen+dlclose cycle of a new library with `objects` libraries
+    loaded (bench/dlopen_cycle): (instructions without xom, with xom, system
+    calls without, with), each the difference between runs of two numbers of
+    cycles over their difference, so that start-up and the loads before
+    cancel out; None when a run failed.  Plans come from a user cache of
+    their own, warmed first."""
+    cache = tempfile.mkdtemp(prefix="xom-bench-cache-")
+    xenv = {"LD_PRELOAD": LIBXOM, "XOM_OPTIONS": f"backend=none:cache={cache}"}
+
+    def calls(n, extra):
+        env = env_without_xom()
+        env.update(extra)
+        with tempfile.NamedTemporaryFile(prefix="xom-bench-strace-") as f:
+            p = subprocess.run(["strace", "-f", "-qq", "-o", f.name, DCYCLE, CYCLEDIR,
+                                str(objects), str(n)], env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            return len(open(f.name).read().splitlines()) if p.returncode == 0 else None
+
+    try:
+        env = env_without_xom()
+        env.update(xenv)
+        subprocess.run([DCYCLE, CYCLEDIR, str(objects), "2"], env=env, capture_output=True)
+        # Under valgrind its own preloads join: planned in a first run.
+        instructions(f"{DCYCLE} {CYCLEDIR} {objects} 2", xenv)
+        lo, hi = cycles
+        out = []
+        for fn in (instructions, calls):
+            for extra in ({}, xenv):
+                if fn is instructions:
+                    a = fn(f"{DCYCLE} {CYCLEDIR} {objects} {lo}", extra)
+                    b = fn(f"{DCYCLE} {CYCLEDIR} {objects} {hi}", extra)
+                else:
+                    a, b = fn(lo, extra), fn(hi, extra)
+                if a is None or b is None:
+                    return None
+                out.append((b - a) / (hi - lo))
+        return tuple(out)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+
+
 def cold_ffmpeg():
     """Seconds of one cold `ffmpeg -version`: empty user cache and fallback
     folder, no system store; None when there is no ffmpeg or runtime."""
@@ -509,6 +553,32 @@ def targets(quick, start_heads):
         head.append(f"dlopen repeated {rr[0]:.2f}x, load/unload {cr[0]:.2f}x")
     else:
         row("dlopen with many objects loaded", "not measured (no runtime or no dlopen_loop)", "", None)
+    counted = {}
+    if runtime_built() and os.path.exists(DCYCLE) and shutil.which("valgrind") and have_strace:
+        for objects in ((10, 500) if quick else (10, 100, 500)):
+            c = cycle_counts(objects)
+            if c:
+                counted[objects] = c
+    if 10 in counted and 500 in counted:
+        extra = {n: c[1] - c[0] for n, c in counted.items()}
+        spread = extra[500] / extra[10] - 1
+        row("load/unload cycle of a new library: xom's extra instructions per cycle, "
+            + ", ".join(f"{extra[n] / 1e3:.1f}k at {n}" for n in sorted(extra))
+            + " objects loaded (from 10 to 500)", f"{spread * 100:+.1f}%", "within ±10%",
+            abs(spread) <= 0.10)
+        p500, x500 = counted[500][0], counted[500][1]
+        row(f"load/unload cycle, 500 objects loaded: instructions, xom / without "
+            f"({x500 / 1e3:.1f}k / {p500 / 1e3:.1f}k)", f"{x500 / p500:.3f}", "<= 1.15",
+            x500 / p500 <= 1.15)
+        calls = max(c[3] - c[2] for c in counted.values())
+        row("load/unload cycle: xom's extra system calls per cycle (most over the sizes; "
+            "without xom " + ", ".join(f"{counted[n][2]:.0f}" for n in sorted(counted)) + ")",
+            f"{calls:.1f}", "<= 4", calls <= 4)
+        head.append(f"cycle: +{extra[10] / 1e3:.1f}k/+{extra[500] / 1e3:.1f}k instructions "
+                    f"at 10/500 objects, {x500 / p500:.3f}x, +{calls:.0f} calls")
+    else:
+        row("load/unload cycle, instructions and system calls",
+            "not measured (no runtime, dlopen_cycle, valgrind or strace)", "", None)
     if not quick:
         cores = os.cpu_count()
         t = cold_ffmpeg()

@@ -139,6 +139,8 @@ enum {
 	XOM_OBJ_MAIN = 4,       /* the main program (XOM_ADD_MAIN) */
 	XOM_OBJ_BUILD_ID = 8,   /* key is a build-id (else a file identity) */
 	XOM_OBJ_VERIFY = 16,    /* an arrival already known: check its key */
+	XOM_OBJ_NEW = 32,       /* an arrival that is a new link map: what the
+	                         * table holds at its place was unloaded */
 };
 /*
  * Written only inside xom_enter/xom_leave, read without a lock by the fault
@@ -166,6 +168,8 @@ struct xom_object *xom_object_find(uintptr_t bias, uintptr_t lo);
 struct xom_object *xom_object_find_ph(uintptr_t bias, const void *ph);
 /* Remembers o, with a copy of path (cut to XOM_NAME_MAX - 1 bytes). */
 void xom_object_remember(const struct xom_object *o, const char *path);
+/* The late objects (XOM_OBJ_LATE) that the table holds. */
+long xom_objects_late(void);
 /* About n objects are about to be remembered: populates their slots. */
 void xom_objects_reserve(size_t n);
 /* Calls fn for every live object; fn may forget it. */
@@ -173,6 +177,8 @@ void xom_objects_each(void (*fn)(struct xom_object *o, void *arg), void *arg);
 void xom_object_forget(struct xom_object *o);
 /* 1 while no slot of the table was ever used. */
 int xom_objects_none(void);
+/* The slots used so far, live or not: what a pass over the table costs. */
+int xom_objects_used(void);
 
 /* xom_enter and xom_leave, the object phase's lock: xom_loader.h. */
 
@@ -240,9 +246,16 @@ void *xom_batch_spare(size_t *cap);
 /* Pass 3 for one object that dl_iterate_phdr lists (called from walk). */
 int xom_batch_apply(const char *name, uintptr_t bias, const ElfW(Phdr) *ph,
                     int phnum);
+/* Pass 3 for each arrival that the dynamic linker still has at its place
+ * (_dl_find_object), called with its write lock held; returns how many it
+ * did not find. */
+size_t xom_batch_apply_found(void);
 /* Passes 2 and 3, with walk calling xom_batch_apply for every listed
- * object; as xom_batch_run for the result. */
+ * object, or xom_batch_apply_found; as xom_batch_run for the result. */
 int xom_batch_run_walk(void (*walk)(void));
+/* Whether the object o, protected, still is: a library unloaded and loaded
+ * again at its place is mapped anew, without the key (one system call). */
+int xom_object_still_protected(const struct xom_object *o);
 
 /* ---- apply.c: one plan, one mapping ------------------------------------- */
 enum { XOM_APPLIED, XOM_EXEMPT, XOM_UNPROTECTED };

@@ -58,6 +58,8 @@ static int nobjs;
 /* No slot below this one is free: a start-up that fills the table in order
  * finds each free slot at once. */
 static int first_free;
+/* Live slots of late objects (XOM_OBJ_LATE). */
+static long late_live;
 
 /* Slot i, below the slots mapped [fault]. */
 static struct xom_object *slot(int i)
@@ -109,6 +111,11 @@ static void map_set(unsigned h, uint32_t v)
 static int used(void)
 {
 	return __atomic_load_n(&nobjs, __ATOMIC_ACQUIRE);
+}
+
+int xom_objects_used(void)
+{
+	return used();
 }
 
 int xom_objects_none(void)
@@ -293,10 +300,17 @@ static XOM_RARE int grow(void)
 	return 0;
 }
 
+long xom_objects_late(void)
+{
+	return late_live;
+}
+
 void xom_object_forget(struct xom_object *o)
 {
 	int k = slot_number(o);
 
+	if (o->live && (o->flags & XOM_OBJ_LATE))
+		late_live--;
 	__atomic_store_n(&o->live, 0, __ATOMIC_RELEASE);
 	if (k >= 0 && k < first_free)
 		first_free = k;
@@ -402,6 +416,8 @@ void xom_object_remember(const struct xom_object *src, const char *path)
 		if (hashed)
 			hash_in(i);
 		__atomic_store_n(&o->live, 1, __ATOMIC_RELEASE);
+		if (o->flags & XOM_OBJ_LATE)
+			late_live++;
 		if (i == nobjs)
 			__atomic_store_n(&nobjs, i + 1, __ATOMIC_RELEASE);
 		if (!hashed && nobjs >= HASH_FROM) {

@@ -22,6 +22,7 @@
  *
  * Phase: object (passes 2 and 3 run inside xom_enter/xom_leave).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <sys/auxv.h>
@@ -174,7 +175,7 @@ static void batch_unmap(void)
  * reads a string from a protected page fails with EFAULT, and access()
  * does nothing else with it.  (Pass 2 does this: it is a system call.)
  */
-static int still_protected(const struct xom_object *o)
+int xom_object_still_protected(const struct xom_object *o)
 {
 	if (!o->probe || xom_opt.backend == XOM_BACKEND_NONE)
 		return 1;
@@ -186,7 +187,7 @@ static void remember(const struct arrival *a, uintptr_t probe)
 	struct xom_object o;
 
 	memset(&o, 0, sizeof(o));
-	o.flags = (uint8_t)a->flags;
+	o.flags = (uint8_t)(a->flags & ~(XOM_OBJ_NEW | XOM_OBJ_VERIFY));
 	if (a->key.kind == XOM_KEY_BUILD_ID)
 		o.flags |= XOM_OBJ_BUILD_ID;
 	o.bias = a->bias;
@@ -309,7 +310,8 @@ static void classify(struct arrival *a)
 {
 	struct xom_object *known = xom_object_find(a->bias, a->lo);
 
-	if (known && !((a->flags & XOM_OBJ_VERIFY) && !still_protected(known))) {
+	if (known && !(a->flags & XOM_OBJ_NEW)
+	    && !((a->flags & XOM_OBJ_VERIFY) && !xom_object_still_protected(known))) {
 		a->done = 1;
 		return;
 	}
@@ -590,6 +592,12 @@ static void forget_overlapped(void)
 
 	if (xom_objects_none())
 		return;         /* the first batch: nothing known to go stale */
+	/* A pass over the table costs what is loaded: a small batch among
+	 * many objects leaves it to classify, which forgets what lies at an
+	 * arrival's own place, and to the preload door's sweeps (sync.c) or
+	 * the audit door's la_objclose for the rest. */
+	if ((size_t)xom_objects_used() > 8 * nbatch)
+		return;
 	by_lo = pass_room(by_lo_fixed, nbatch, sizeof(*by_lo), &mapped);
 	if (!by_lo)
 		return;         /* left as they are: the cost of no memory */
@@ -635,26 +643,54 @@ static void finish(struct arrival *a, const ElfW(Phdr) *ph, int phnum)
 	a->done = 1;
 }
 
+/* Pass 3 for a, if the object at its place is still the one of pass 1:
+ * the same name and, if it had one, the same build-id (a file identity
+ * is checked by the plan's code checksum). */
+static void apply_if_same(struct arrival *a, const char *name, uintptr_t bias,
+                          uintptr_t lo, const ElfW(Phdr) *ph, int phnum)
+{
+	struct xom_plan_key k;
+
+	if (a->done || a->bias != bias || a->lo != lo
+	    || strncmp(a->name, name ? name : "", XOM_NAME_MAX - 1))
+		return;
+	if (a->key.kind == XOM_KEY_BUILD_ID
+	    && (xom_elf_build_id(bias, ph, phnum, &k) != 0
+	        || !xom_key_equal(&k, &a->key)))
+		return;
+	finish(a, ph, phnum);
+}
+
 int xom_batch_apply(const char *name, uintptr_t bias, const ElfW(Phdr) *ph,
                     int phnum)
 {
 	uintptr_t lo, hi;
-	struct xom_plan_key k;
 
 	xom_elf_exec_span(bias, ph, phnum, &lo, &hi);
-	EACH_ARRIVAL(a) {
-		if (a->done || a->bias != bias || a->lo != lo
-		    || strncmp(a->name, name ? name : "", XOM_NAME_MAX - 1))
-			continue;
-		/* Still the object of pass 1: the same build-id, if it had one
-		 * (a file identity is checked by the plan's code checksum). */
-		if (a->key.kind == XOM_KEY_BUILD_ID
-		    && (xom_elf_build_id(bias, ph, phnum, &k) != 0
-		        || !xom_key_equal(&k, &a->key)))
-			continue;
-		finish(a, ph, phnum);
-	}
+	EACH_ARRIVAL(a)
+		apply_if_same(a, name, bias, lo, ph, phnum);
 	return 0;
+}
+
+size_t xom_batch_apply_found(void)
+{
+	size_t missed = 0;
+
+	EACH_ARRIVAL(a) {
+		struct dl_find_object fo;
+		const ElfW(Phdr) *ph = NULL;
+		int phnum = 0;
+		if (a->done)
+			continue;
+		if (_dl_find_object((void *)a->lo, &fo) == 0 && fo.dlfo_link_map
+		    && fo.dlfo_link_map->l_addr == a->bias)
+			ph = xom_link_map_phdrs(fo.dlfo_link_map, (a->flags & XOM_OBJ_MAIN) != 0,
+			                        &phnum);
+		if (ph)
+			apply_if_same(a, fo.dlfo_link_map->l_name, a->bias, a->lo, ph, phnum);
+		missed += !a->done;
+	}
+	return missed;
 }
 
 /* ---- the batch ----------------------------------------------------------- */

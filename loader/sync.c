@@ -1,139 +1,343 @@
 /*
- * sync.c - the preload door's view of the loaded objects: what
- * dl_iterate_phdr shows, compared with the table.
+ * sync.c - the preload door's view of the loaded objects: the dynamic
+ * linker's list of link maps, compared with the table.
  *
- * Phase: object.  dl_iterate_phdr calls its callback with the dynamic
- * linker's write lock held, and libc's own dlopen takes the load lock
- * first, so the callbacks only read memory: the first walk collects
- * (xom_batch_add), the batch finds its plans after it, and a second walk
- * applies them to the objects still listed (see protect.c).  glibc counts
- * the objects ever added and removed; when neither count has moved since
- * the last sync there is nothing to do, so a dlopen of a library already
- * loaded costs two loads, and otherwise each known object costs one probe
- * of the table's hash (see collect).
+ * Phase: object.  Each walk runs inside a dl_iterate_phdr callback, which
+ * holds the dynamic linker's write lock: no object is added to the list or
+ * taken out of it meanwhile (glibc unlinks, unmaps and frees an object
+ * under that lock), so the walks only read memory, but for the probe of
+ * an object that may have been loaded again (still_there), one quick
+ * system call.  libc's own dlopen takes the load lock first, so the batch
+ * runs after the walk, and its pass 3 checks each arrival again under the
+ * write lock (see protect.c).
+ *
+ * What a sync costs is what arrived, not what is loaded.  glibc appends
+ * each new link map to the end of its namespace's list, and counts the
+ * objects ever added (dlpi_adds) and those that are gone (dlpi_subs).  The
+ * list's last object at a sync is the anchor: while it is still loaded,
+ * the objects after it are exactly the ones that arrived since, and a
+ * sync walks them alone.  An unload may take the anchor: when nothing was
+ * added since (no new link map can have taken its memory), the newest of
+ * the objects last seen that the dynamic linker still has is the anchor
+ * again (keep_anchor, which a dlclose runs without xom's lock); the ones
+ * it passes are forgotten.  Otherwise, and at the first sync, the whole
+ * list is walked, as every sync did before.  Objects unloaded behind the
+ * anchor stay in the table until a new one lands at their place or a
+ * sweep of the list, made once the table has grown by half since the
+ * last, forgets them.
  */
+#include <dlfcn.h>
 #include <sys/single_threaded.h>
 
 #include "loader.h"
 #include "xom_loader.h"
 
-/* The counts at the last sync (0 before the first). */
-static unsigned long long last_adds, last_subs;
-static uint32_t generation;
+/* The objects last seen at the end of the list: the anchor is the newest.
+ * What keep_anchor can step back over. */
+#define RECENT 16
 
-struct walk {
-	unsigned long long adds, subs;
-	int first;
-	int unloaded;           /* something was unloaded since the last sync */
-	int renewed;            /* ... and something loaded: maybe at the same place */
+struct seen {
+	const struct link_map *map;
+	uintptr_t bias, lo;
 };
 
-static int read_counts(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	struct walk *w = arg;
+/* Written inside dl_iterate_phdr callbacks alone (the linker's write lock
+ * orders them); the counts of the fast path are read without a lock. */
+static struct {
+	unsigned long long adds, subs;          /* at the last sync */
+	unsigned long long anchor_adds, anchor_subs;   /* the anchor checked */
+	unsigned long long full_subs;           /* at the last whole walk */
+	struct seen recent[RECENT];             /* a ring: newest at top */
+	int nrecent, top;
+	struct seen gone[RECENT];               /* unloaded, to forget */
+	int ngone;
+	int rewalk;                             /* the next sync walks it all */
+	long late_at_sweep;                     /* late objects after a sweep */
+	uint32_t generation;
+} s = { .rewalk = 1 };
 
-	(void)size;
-	w->adds = info->dlpi_adds;
-	w->subs = info->dlpi_subs;
-	return 1;
+/* The program headers and span of a link map's object; 0, or -1 when it
+ * has none to protect. */
+static int map_image(const struct link_map *m, int is_main,
+                     const ElfW(Phdr) **ph, int *phnum, uintptr_t *lo)
+{
+	uintptr_t hi;
+
+	*phnum = 0;
+	*ph = xom_link_map_phdrs(m, is_main, phnum);
+	if (!*ph)
+		return -1;
+	xom_elf_exec_span(m->l_addr, *ph, *phnum, lo, &hi);
+	return *lo < hi ? 0 : -1;
 }
 
-/*
- * Only a new link map can be a new mapping at an old address, and only
- * after an unload: while nothing was unloaded since the last sync, an
- * object listed where a known one lies is that object, and while nothing
- * was loaded, no listed object is new.  So a known object costs one probe
- * of the table by its program headers, and only when both counts moved are
- * names compared and the late objects checked again.
- */
-static int collect(struct dl_phdr_info *info, size_t size, void *arg)
+static int is_main_map(const struct link_map *m)
 {
-	struct walk *w = arg;
-	uintptr_t lo, hi;
-	int main = w->first && (!info->dlpi_name || !*info->dlpi_name);
+	return !m->l_prev && (!m->l_name || !*m->l_name);
+}
 
-	(void)size;
-	if (w->first) {
-		w->adds = info->dlpi_adds;
-		w->subs = info->dlpi_subs;
-		/* Any unload since the last sync, the first one included: a
-		 * library unloaded and loaded again in between may be mapped at
-		 * its old address, unprotected. */
-		w->unloaded = w->subs != last_subs;
-		w->renewed = w->unloaded && w->adds != last_adds;
-		w->first = 0;
-	}
-	struct xom_object *o = xom_object_find_ph(info->dlpi_addr, info->dlpi_phdr);
-	if (!o) {
-		xom_elf_exec_span(info->dlpi_addr, info->dlpi_phdr,
-		                  info->dlpi_phnum, &lo, &hi);
-		if (lo >= hi)
+static void remember_recent(const struct link_map *m, uintptr_t lo)
+{
+	s.top = (s.top + 1) % RECENT;
+	s.recent[s.top] = (struct seen){ m, m->l_addr, lo };
+	if (s.nrecent < RECENT)
+		s.nrecent++;
+}
+
+/* The anchor: the newest of the recent objects (nrecent > 0). */
+static struct seen *newest(void)
+{
+	return &s.recent[s.top];
+}
+
+/* Whether the dynamic linker still has e's object.  With no object added
+ * since e was seen, no new link map can lie where e's did. */
+static int loaded(const struct seen *e)
+{
+	struct dl_find_object fo;
+
+	return _dl_find_object((void *)e->lo, &fo) == 0 && fo.dlfo_link_map == e->map;
+}
+
+/* After unloads, and nothing added: the newest recent object still loaded
+ * is the anchor again; 0, or -1 when none of them is (a whole walk next). */
+static int step_back(void)
+{
+	while (s.nrecent > 0) {
+		struct seen *e = newest();
+		if (loaded(e))
 			return 0;
-		o = xom_object_find(info->dlpi_addr, lo);
+		if (s.ngone == RECENT)
+			break;
+		s.gone[s.ngone++] = *e;
+		s.nrecent--;
+		s.top = (s.top + RECENT - 1) % RECENT;
 	}
-	int flags = (main ? XOM_OBJ_MAIN : 0) | (xom_started ? XOM_OBJ_LATE : 0);
-	if (o && (!w->renewed || main
-	          || !strncmp(o->path, info->dlpi_name, XOM_NAME_MAX - 1))) {
-		o->seen = generation;
-		/* After an unload and a load, a late object may be a new
-		 * mapping. */
-		if (!w->renewed || !(o->flags & XOM_OBJ_LATE))
-			return 0;
-		flags |= XOM_OBJ_VERIFY;
-	}
-	xom_batch_add(info->dlpi_name, info->dlpi_addr, info->dlpi_phdr,
-	              info->dlpi_phnum, flags);
-	return 0;
+	s.nrecent = 0;
+	return -1;
 }
 
-static int apply_one(struct dl_phdr_info *info, size_t size, void *arg)
+/* Forgets what step_back found unloaded (xom's lock is held). */
+static void forget_gone(void)
 {
-	(void)size;
-	(void)arg;
-	xom_batch_apply(info->dlpi_name, info->dlpi_addr, info->dlpi_phdr,
-	                info->dlpi_phnum);
-	return 0;
+	for (int i = 0; i < s.ngone; i++) {
+		struct xom_object *o = xom_object_find(s.gone[i].bias, s.gone[i].lo);
+		if (o && (o->flags & XOM_OBJ_LATE))
+			xom_object_forget(o);
+	}
+	s.ngone = 0;
 }
 
-static void apply_walk(void)
+/* The first link map of our namespace, from our own. */
+static const struct link_map *list_head(void)
 {
-	dl_iterate_phdr(apply_one, NULL);
+	struct dl_find_object fo;
+
+	if (_dl_find_object((void *)list_head, &fo) != 0 || !fo.dlfo_link_map)
+		return NULL;
+	const struct link_map *m = fo.dlfo_link_map;
+	while (m->l_prev)
+		m = m->l_prev;
+	return m;
+}
+
+static void add_map(const struct link_map *m, const ElfW(Phdr) *ph, int phnum,
+                    int flags)
+{
+	xom_batch_add(m->l_name, m->l_addr, ph, phnum, flags);
+}
+
+/* The objects after the anchor: all arrived since the last sync. */
+static void walk_new(void)
+{
+	const struct link_map *m = newest()->map;
+	const ElfW(Phdr) *ph;
+	int phnum;
+	uintptr_t lo;
+
+	while ((m = m->l_next)) {
+		if (map_image(m, 0, &ph, &phnum, &lo) != 0)
+			continue;
+		add_map(m, ph, phnum, XOM_OBJ_NEW);
+		remember_recent(m, lo);
+	}
+}
+
+/* Whether the table's object o is the link map m's: at its place, under
+ * its name, and, after unloads and loads, still under xom's key. */
+static int same(const struct xom_object *o, const struct link_map *m,
+                int is_main, int renewed)
+{
+	if (!(o->flags & XOM_OBJ_LATE) || is_main)
+		return 1;       /* objects of the start-up are never unloaded */
+	if (strncmp(o->path, m->l_name ? m->l_name : "", XOM_NAME_MAX - 1))
+		return 0;
+	return !renewed || xom_object_still_protected(o);
 }
 
 static void forget_unseen(struct xom_object *o, void *arg)
 {
 	(void)arg;
 	if ((o->flags & XOM_OBJ_LATE) && !(o->flags & XOM_OBJ_OTHER_NS)
-	    && o->seen != generation)
+	    && o->seen != s.generation)
 		xom_object_forget(o);
+}
+
+/*
+ * The whole list.  collect: objects not in the table join the batch (a
+ * sync); otherwise only the table's objects are marked (a sweep).  After
+ * an unload and a load, a known late object may be a new mapping at the
+ * old place: it is checked (same).
+ */
+static void walk_all(int collect, int renewed, unsigned long long subs)
+{
+	const ElfW(Phdr) *ph;
+	int phnum;
+	uintptr_t lo;
+
+	s.generation++;
+	s.nrecent = 0;
+	for (const struct link_map *m = list_head(); m; m = m->l_next) {
+		int is_main = is_main_map(m);
+		if (map_image(m, is_main, &ph, &phnum, &lo) != 0)
+			continue;
+		remember_recent(m, lo);
+		struct xom_object *o = xom_object_find_ph(m->l_addr, ph);
+		if (!o)
+			o = xom_object_find(m->l_addr, lo);
+		if (o && (!collect || same(o, m, is_main, renewed))) {
+			o->seen = s.generation;
+			continue;
+		}
+		if (collect)
+			add_map(m, ph, phnum, (is_main ? XOM_OBJ_MAIN : 0) | XOM_OBJ_NEW);
+	}
+	xom_objects_each(forget_unseen, NULL);
+	s.late_at_sweep = xom_objects_late();
+	s.full_subs = subs;
+}
+
+struct counts {
+	unsigned long long adds, subs;
+};
+
+static int read_counts(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct counts *c = arg;
+
+	(void)size;
+	c->adds = info->dlpi_adds;
+	c->subs = info->dlpi_subs;
+	return 1;
+}
+
+/*
+ * The anchor after unloads alone (no lock of xom's: this is what a
+ * dlclose costs).  Sets *more when the sync must go on under xom's lock:
+ * something arrived, or the anchor is lost.
+ */
+static int keep_anchor(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	int *more = arg;
+
+	(void)size;
+	*more = 1;
+	if (s.rewalk || !s.nrecent || info->dlpi_adds != s.anchor_adds)
+		return 1;
+	if (info->dlpi_subs != s.anchor_subs) {
+		if (step_back() != 0) {
+			s.rewalk = 1;
+			return 1;
+		}
+		s.anchor_subs = info->dlpi_subs;
+	}
+	/* What step_back found gone is forgotten by the next sync that
+	 * holds xom's lock (forget_gone): until then the fault handler may
+	 * name an unloaded object for an address, and nothing else reads
+	 * the table. */
+	__atomic_store_n(&s.subs, info->dlpi_subs, __ATOMIC_RELEASE);
+	*more = 0;
+	return 1;
+}
+
+/* The sync's walk, under xom's lock as well. */
+static int collect(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct counts *c = arg;
+
+	read_counts(info, size, c);
+	forget_gone();
+	if (!s.rewalk && s.nrecent && c->subs != s.anchor_subs
+	    && c->adds == s.anchor_adds && step_back() == 0)
+		s.anchor_subs = c->subs;
+	if (!s.rewalk && s.nrecent && c->subs == s.anchor_subs) {
+		walk_new();
+		forget_gone();
+		/* Unloads behind the anchor leave their objects in the table:
+		 * once it has grown by half, a sweep forgets them. */
+		long late = xom_objects_late();
+		if (s.full_subs != c->subs && late > s.late_at_sweep + 16
+		    && late > s.late_at_sweep + s.late_at_sweep / 2)
+			walk_all(0, 0, c->subs);
+	} else {
+		/* Any unload since the last whole walk may have left an object
+		 * in the table where a new one lies now. */
+		walk_all(1, c->subs != s.full_subs && c->adds != s.adds, c->subs);
+	}
+	s.rewalk = 0;
+	s.anchor_adds = c->adds;
+	s.anchor_subs = c->subs;
+	return 1;
+}
+
+/* Pass 3 with other threads running: each arrival that the linker still
+ * has, under its write lock. */
+static int apply_locked(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)info;
+	(void)size;
+	(void)arg;
+	/* An arrival not found yet (another thread's dlopen that has not
+	 * finished) is left for the next sync, which walks it all. */
+	if (xom_batch_apply_found() != 0)
+		s.rewalk = 1;
+	return 1;
+}
+
+static void apply_walk(void)
+{
+	dl_iterate_phdr(apply_locked, NULL);
 }
 
 int xom_sync_objects(void)
 {
-	struct walk w = { 0, 0, 1, 0, 0 };
+	struct counts c;
 
 	if (!xom_active)
 		return 0;
-	dl_iterate_phdr(read_counts, &w);
-	if (w.adds == __atomic_load_n(&last_adds, __ATOMIC_ACQUIRE)
-	    && w.subs == __atomic_load_n(&last_subs, __ATOMIC_ACQUIRE))
+	dl_iterate_phdr(read_counts, &c);
+	if (c.adds == __atomic_load_n(&s.adds, __ATOMIC_ACQUIRE)
+	    && c.subs == __atomic_load_n(&s.subs, __ATOMIC_ACQUIRE)
+	    && !__atomic_load_n(&s.rewalk, __ATOMIC_RELAXED))
 		return 0;
+	if (c.adds == __atomic_load_n(&s.adds, __ATOMIC_ACQUIRE)) {
+		int more = 1;
+		dl_iterate_phdr(keep_anchor, &more);
+		if (!more)
+			return 0;
+	}
 	xom_enter();
 	/* At most this many objects are new: glibc counts every one added.
 	 * (Another thread may have synced since the counts were read.) */
-	xom_batch_reserve(w.adds > last_adds ? (size_t)(w.adds - last_adds) : 0);
-	generation++;
-	w.first = 1;
-	dl_iterate_phdr(collect, &w);
-	/* Without an unload, every late object is still listed. */
-	if (w.unloaded)
-		xom_objects_each(forget_unseen, NULL);
-	/* A second walk keeps objects that another thread unloads meanwhile
-	 * out of pass 3.  With one thread, nothing can be unloaded. */
+	xom_batch_reserve(c.adds > s.adds ? (size_t)(c.adds - s.adds) : 0);
+	dl_iterate_phdr(collect, &c);
+	/* A second look under the linker's lock keeps objects that another
+	 * thread unloads meanwhile out of pass 3.  With one thread, nothing
+	 * can be unloaded. */
 	int rc = __libc_single_threaded ? xom_batch_run()
 	                                : xom_batch_run_walk(apply_walk);
-	__atomic_store_n(&last_subs, w.subs, __ATOMIC_RELEASE);
-	__atomic_store_n(&last_adds, w.adds, __ATOMIC_RELEASE);
+	__atomic_store_n(&s.subs, c.subs, __ATOMIC_RELEASE);
+	__atomic_store_n(&s.adds, c.adds, __ATOMIC_RELEASE);
 	xom_leave();
 	return rc;
 }

@@ -115,6 +115,9 @@ enforce)
 			door $d "" "$T" reload-behind "$LIB" "$B/tests/runtime/libswap1.so"
 			if grep -q "^SKIP" $W/out; then t_skip reload-behind-split "$(sed -n 's/^SKIP reload-behind-split: //p' $W/out)"
 			else t_check reload-behind-split '[ $rc = 0 ] && grep -q "^PASS" $W/out' "rc $rc: $(cat $W/out) $(err)"; fi
+			door $d "" "$T" reload-middle "$LIB" "$B/tests/runtime/libswap1.so"
+			if grep -q "^SKIP" $W/out; then t_skip reload-middle "$(sed -n 's/^SKIP reload-middle: //p' $W/out)"
+			else t_check reload-middle '[ $rc = 0 ] && grep -q "^PASS" $W/out' "rc $rc: $(cat $W/out) $(err)"; fi
 		fi
 		door $d "" "$T" memscan
 		t_check "plans-not-in-memory-$d" 'grep -q "^PASS" $W/out' "$(cat $W/out) $(err)"

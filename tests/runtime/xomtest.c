@@ -316,12 +316,19 @@ static int raw_doors(void)
  * added), and then the load alone: the door must have forgotten LIB at the
  * unload, or the load looks like nothing new.
  *
+ * reload-middle LIB OTHER: LIB is unloaded behind the door while OTHER,
+ * loaded after it, stays: the unload is behind the last object the door
+ * saw, which its sync after a dlclose finds still loaded, so the door
+ * keeps LIB in its table.  LIB comes back at its old address, as a new
+ * link map after OTHER: the door must take it for new, not for the
+ * object its table holds at that place.
+ *
  * reload-raw LIB: the first case under backend=none, without checking the
  * protection: the caller counts verbose=1's lines for LIB, which must be
  * one, since the door must find the object it knows at that address (by
  * its span, when the reload is to be verified) and not take it for new.
  */
-static int reload(int argc, char **argv, int prot)
+static int reload(int argc, char **argv, int prot, int middle)
 {
 	CHECK(argc > 1, "usage: %s LIB", test_name);
 	if (raw_doors())
@@ -332,13 +339,21 @@ static int reload(int argc, char **argv, int prot)
 	CHECK(f && (!prot || is_xom(f) == 1), "%s not execute-only after the first dlopen", argv[1]);
 	void *other = NULL;
 	if (prot && argc > 2) {
-		test_name = "reload-behind-split";
+		if (!middle)
+			test_name = "reload-behind-split";
 		other = dlopen(argv[2], RTLD_NOW);
 		CHECK(other, "dlopen %s: %s", argv[2], dlerror());
 	}
 	raw_close(h);
-	if (other)
+	/* middle: a second handle of OTHER, closed through the door, which
+	 * syncs after the unload of LIB and unloads nothing itself. */
+	if (other && middle) {
+		void *again = dlopen(argv[2], RTLD_NOW);
+		CHECK(again == other, "dlopen %s again: %s", argv[2], dlerror());
+		CHECK(dlclose(again) == 0, "dlclose %s: %s", argv[2], dlerror());
+	} else if (other) {
 		CHECK(dlclose(other) == 0, "dlclose %s: %s", argv[2], dlerror());
+	}
 	h = raw_open(argv[1], RTLD_NOW);
 	CHECK(h, "libc's dlopen: %s", dlerror());
 	void *g = dlsym(h, "xom_target_add");
@@ -359,13 +374,20 @@ static int reload(int argc, char **argv, int prot)
 static int m_reload_behind(int argc, char **argv)
 {
 	test_name = "reload-behind";
-	return reload(argc, argv, 1);
+	return reload(argc, argv, 1, 0);
+}
+
+static int m_reload_middle(int argc, char **argv)
+{
+	test_name = "reload-middle";
+	CHECK(argc > 2, "usage: %s LIB OTHER", test_name);
+	return reload(argc, argv, 1, 1);
 }
 
 static int m_reload_raw(int argc, char **argv)
 {
 	test_name = "reload-raw";
-	return reload(argc, argv, 0);
+	return reload(argc, argv, 0, 0);
 }
 
 /* fork|vfork: the child of a plain fork keeps the parent's protected
@@ -512,6 +534,7 @@ const struct mode core_modes[] = {
 	{ "threads", "LIB N SECONDS EXPECT_XOM", "dlopen/dlclose in N threads", m_threads },
 	{ "cycle", "LIB N", "dlopen/dlclose without growing xom's mappings", m_cycle },
 	{ "reload-behind", "LIB [OTHER]", "reloaded behind the door: protected again", m_reload_behind },
+	{ "reload-middle", "LIB OTHER", "reloaded behind the door, behind OTHER: protected again", m_reload_middle },
 	{ "reload-raw", "LIB", "reloaded behind the door: known, not new (backend=none)", m_reload_raw },
 	{ "fork", "", "fork, fork+exec keep the protection", m_fork },
 	{ "vfork", "", "vfork+exec keeps the protection", m_fork },
