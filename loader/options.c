@@ -6,6 +6,7 @@
  * effects: opening the log file is the caller's business.
  */
 #include <fnmatch.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -539,24 +540,144 @@ const char *xom_dir_path(const struct xom_dirs *d, int i, char *buf, size_t cap)
 	return buf;
 }
 
-int xom_opt_excludes(const struct xom_opts *o, const char *path)
+/*
+ * fnmatch(pat, s, 0) for a pattern of n bytes made of '*', '?' and plain
+ * bytes, which is what exclude patterns are: a byte at a time, as in the C
+ * locale, in which a program starts.  glibc's fnmatch costs hundreds of
+ * instructions a call, which every object of every start paid for every
+ * pattern, twice; this costs what the bytes compared cost.  A '*'
+ * matches any run of bytes, '/' included, and the last '*' seen is
+ * where a mismatch resumes.
+ */
+static int glob_match(const char *pat, size_t n, const char *s)
+{
+	size_t i = 0, star = (size_t)-1;
+	const char *resume = NULL;
+
+	while (*s) {
+		if (i < n && pat[i] == '*') {
+			star = ++i;
+			resume = s;
+		} else if (i < n && (pat[i] == '?' || pat[i] == *s)) {
+			i++;
+			s++;
+		} else if (resume) {
+			i = star;
+			s = ++resume;
+		} else {
+			return 0;
+		}
+	}
+	while (i < n && pat[i] == '*')
+		i++;
+	return i == n;
+}
+
+/* A bit for each pair of adjacent bytes a, b: what a string holds, and
+ * what a pattern's plain bytes need. */
+static uint64_t pair_bit(unsigned char a, unsigned char b)
+{
+	return 1ull << ((a * 7u ^ b) & 63);
+}
+
+/* What a pattern needs of a string, from its n bytes at p. */
+static void compile_one(const char *p, size_t n, struct xom_exclude_pat *e)
+{
+	e->p = p;
+	e->len = (uint16_t)n;
+	e->plain = 1;
+	e->need = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)p[i];
+		if (c == '[' || c == '\\')
+			e->plain = 0;
+		if (i && c != '*' && c != '?' && p[i - 1] != '*' && p[i - 1] != '?')
+			e->need |= pair_bit((unsigned char)p[i - 1], c);
+	}
+}
+
+/* The pattern after p in a list (its bytes: *n), or NULL at its end. */
+static const char *next_pattern(const char *p, size_t *n)
+{
+	if (!p || !*p)
+		return NULL;
+	const char *end = p;
+	while (*end && *end != ',')
+		end++;
+	*n = (size_t)(end - p);
+	return p;
+}
+
+void xom_exclude_compile(const char *list, struct xom_exclude *x)
+{
+	size_t n;
+
+	x->n = 0;
+	x->rest = NULL;
+	for (const char *p = list; (p = next_pattern(p, &n)); p += n + (p[n] == ',')) {
+		if (!n || n >= 256)
+			continue;       /* never matches */
+		if (x->n == XOM_EXCLUDE_MAX) {
+			x->rest = p;
+			return;
+		}
+		compile_one(p, n, &x->pat[x->n++]);
+	}
+}
+
+/*
+ * Whether pattern e matches path or its last part base.  Each pair of
+ * adjacent plain bytes of a pattern of '*' and '?' is matched by a pair of
+ * adjacent bytes of any string that it matches, so a pattern that needs a
+ * pair that the path lacks (base is its end) matches neither: a mask test
+ * rules out most patterns, for each object, whatever their length.
+ */
+static int pattern_matches(const struct xom_exclude_pat *e, const char *path,
+                           uint64_t path_pairs, const char *base)
 {
 	char pat[256];
 
-	if (!o->exclude || !*o->exclude)
+	if (e->plain)
+		return !(e->need & ~path_pairs)
+		       && (glob_match(e->p, e->len, path)
+		           || (base != path && glob_match(e->p, e->len, base)));
+	memcpy(pat, e->p, e->len);
+	pat[e->len] = 0;
+	return !fnmatch(pat, path, 0) || !fnmatch(pat, base, 0);
+}
+
+int xom_exclude_match(const struct xom_exclude *x, const char *path)
+{
+	if (!x->n && !x->rest)
 		return 0;
-	const char *base = strrchr(path, '/');
-	base = base ? base + 1 : path;
-	for (const char *p = o->exclude; p && *p;) {
-		const char *comma = strchr(p, ',');
-		size_t n = comma ? (size_t)(comma - p) : strlen(p);
-		if (n && n < sizeof(pat)) {
-			memcpy(pat, p, n);
-			pat[n] = 0;
-			if (!fnmatch(pat, path, 0) || !fnmatch(pat, base, 0))
-				return 1;
-		}
-		p = comma ? comma + 1 : NULL;
+	const char *base = path;
+	uint64_t pairs = 0;
+	for (const char *c = path; *c; c++) {
+		if (*c == '/')
+			base = c + 1;
+		if (c != path)
+			pairs |= pair_bit((unsigned char)c[-1], (unsigned char)*c);
+	}
+	for (int i = 0; i < x->n; i++)
+		if (pattern_matches(&x->pat[i], path, pairs, base))
+			return 1;
+	/* Past the patterns compiled, each is compiled in turn. */
+	size_t n;
+	for (const char *p = x->rest; (p = next_pattern(p, &n)); p += n + (p[n] == ',')) {
+		struct xom_exclude_pat e;
+		if (!n || n >= 256)
+			continue;
+		compile_one(p, n, &e);
+		if (pattern_matches(&e, path, pairs, base))
+			return 1;
 	}
 	return 0;
+}
+
+int xom_opt_excludes(const struct xom_opts *o, const char *path)
+{
+	struct xom_exclude x;
+
+	xom_exclude_compile(o->exclude, &x);
+	return xom_exclude_match(&x, path);
 }

@@ -7,6 +7,7 @@
 #define XOM_OPTIONS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define XOM_SYSTEM_STORE "/var/cache/xom"
 
@@ -141,5 +142,24 @@ void xom_options_merge(struct xom_opts *o, const struct xom_opts *env,
 
 /* 1 when path or its base name matches one of o's exclude patterns. */
 int xom_opt_excludes(const struct xom_opts *o, const char *path);
+
+/* The exclude patterns made ready once, for a process that asks about
+ * each object it maps (the runtime): the same answers as
+ * xom_opt_excludes, for a few instructions a pattern.  The patterns point
+ * into list, which must outlive it. */
+#define XOM_EXCLUDE_MAX 32
+struct xom_exclude_pat {
+	const char *p;
+	uint16_t len;
+	uint8_t plain;                  /* only '*', '?' and plain bytes */
+	uint64_t need;                  /* its pairs of plain bytes */
+};
+struct xom_exclude {
+	int n;
+	struct xom_exclude_pat pat[XOM_EXCLUDE_MAX];
+	const char *rest;               /* the list past the first MAX, or NULL */
+};
+void xom_exclude_compile(const char *list, struct xom_exclude *x);
+int xom_exclude_match(const struct xom_exclude *x, const char *path);
 
 #endif

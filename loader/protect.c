@@ -304,6 +304,22 @@ static int wants_plan(const struct arrival *a)
 	return !a->done && a->key.kind;
 }
 
+/* Whether exclude= names path: the patterns are made ready at the first
+ * object, since the options do not change once the runtime started. */
+static int excluded(const char *path)
+{
+	static struct xom_exclude x XOM_COLD;
+	static int ready;
+
+	if (!xom_opt.exclude)
+		return 0;
+	if (!ready) {
+		xom_exclude_compile(xom_opt.exclude, &x);
+		ready = 1;
+	}
+	return xom_exclude_match(&x, path);
+}
+
 /* What one arrival is: known (done), left alone (done, or no key), or in
  * want of a plan (wants_plan). */
 static void classify(struct arrival *a)
@@ -334,7 +350,7 @@ static void classify(struct arrival *a)
 	int is_main = a->flags & XOM_OBJ_MAIN;
 	if (is_main && (!a->key.kind || xom_opt.exclude))
 		a->path = main_path(&a->key);
-	if (a->path && xom_opt_excludes(&xom_opt, a->path)) {
+	if (a->path && excluded(a->path)) {
 		if (xom_opt.verbose >= 1)
 			xom_say("%s: excluded; left unprotected", a->path);
 		a->key.kind = 0;

@@ -109,6 +109,11 @@ $(B)/fuzz/parser-seeds.stamp: $(FUZZ_SEED_TOOLS) $(B)/fuzz/seeds.stamp \
 		'* exclude=libGLdispatch.so*,libfoo*:verbose=1 # comment' \
 		'/opt/*/bin/[a-z]* require=1:seal=1:notice=once:cache=off:store=/var/cache/xom' \
 		'/usr/bin/* backend=none:log=/tmp/x:profiles=off' >$(B)/fuzz/seeds-conf/rules
+	printf '%s\n' /usr/lib/x86_64-linux-gnu/libfoo.so.1 \
+		'* exclude=*foo*,lib?oo.so*,/usr/*/libf*,*.so.1*,*a*b*c,**,?,[l]ib*:verbose=1' \
+		>$(B)/fuzz/seeds-conf/exclude
+	{ echo /opt/app/lib/libz39.so; printf '* exclude='; i=0; while [ $$i -lt 40 ]; do \
+		printf '*z%d.so,' $$i; i=$$((i + 1)); done; echo; } >$(B)/fuzz/seeds-conf/exclude-many
 	@touch $@
 
 FUZZ_BINS := $(B)/fuzz/fuzz_scan $(foreach t,$(FUZZ_PARSERS),$(B)/fuzz/fuzz_$(t))

@@ -8,9 +8,11 @@
  * the rest the file.  Besides the sanitizers, it checks what the readers
  * promise: the runtime and xom check agree on which line is the first bad
  * one that the program's rules reach; a failure always says why; the
- * options' strings point into the text they were parsed from; and a
+ * options' strings point into the text they were parsed from; a
  * secure-execution program takes from its environment nothing but
- * require=1, seal=1, verbose and notice.
+ * require=1, seal=1, verbose and notice; and the exclude patterns match
+ * the program's path and its last part exactly where fnmatch does (the
+ * runtime's own matcher stands in for it on the start-up path).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -136,6 +138,30 @@ static void secure_merge(const struct xom_opts *env)
 	CHECK(memchr(ignored, 0, sizeof(ignored)));
 }
 
+
+/* What the exclude option meant when fnmatch matched it: the reference. */
+static int excludes_by_fnmatch(const struct xom_opts *o, const char *path)
+{
+	char pat[256];
+
+	if (!o->exclude || !*o->exclude)
+		return 0;
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	for (const char *p = o->exclude; p && *p;) {
+		const char *comma = strchr(p, ',');
+		size_t n = comma ? (size_t)(comma - p) : strlen(p);
+		if (n && n < sizeof(pat)) {
+			memcpy(pat, p, n);
+			pat[n] = 0;
+			if (!fnmatch(pat, path, 0) || !fnmatch(pat, base, 0))
+				return 1;
+		}
+		p = comma ? comma + 1 : NULL;
+	}
+	return 0;
+}
+
 static void options(const char *prog, const char *text, size_t len)
 {
 	char buf[4096], err[512], dir[4096];
@@ -153,7 +179,7 @@ static void options(const char *prog, const char *text, size_t len)
 	}
 	points_into(&o, buf, sizeof(buf));
 	secure_merge(&o);
-	(void)xom_opt_excludes(&o, prog);
+	CHECK(xom_opt_excludes(&o, prog) == excludes_by_fnmatch(&o, prog));
 	for (int secure = 0; secure < 2; secure++) {
 		xom_store_dirs(&o, secure, 1000, no_folder, &d);
 		for (int i = 0; i < XOM_NSTORES; i++) {
