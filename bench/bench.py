@@ -413,6 +413,72 @@ def cycle_counts(objects, cycles=(10, 30)):
         shutil.rmtree(cache, ignore_errors=True)
 
 
+def store_lookups(cmd, env_extra):
+    """The plan-store lookups of one run of cmd, from callgrind's call
+    counts: (sets looked for in a store that is there, plans looked up one
+    by one), or None."""
+    env = env_without_xom()
+    env.update(env_extra)
+    with tempfile.TemporaryDirectory(prefix="xom-bench-cg-") as d:
+        out = os.path.join(d, "out")
+        subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
+                       + cmd.split(), env=env, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        names, calls, target = {}, {"xom_store_find_set": 0, "xom_store_find": 0}, None
+        try:
+            for l in open(out):
+                m = re.match(r"c?fn=\((\d+)\)(?: (.*))?", l)
+                if m:
+                    if m.group(2):
+                        names[m.group(1)] = m.group(2).strip()
+                    if l.startswith("cfn="):
+                        target = names.get(m.group(1))
+                    continue
+                m = re.match(r"calls=(\d+) ", l)
+                if m and target in calls:
+                    calls[target] += int(m.group(1))
+        except OSError:
+            return None
+    return calls["xom_store_find_set"], calls["xom_store_find"]
+
+
+def warm_lookups():
+    """`many`'s warm start from the user's cache, and from a system store
+    that holds the same plans and sets: {"user": (sets, plans), "system":
+    ...}; the system store only as root (its folders must be root's
+    alone)."""
+    out = {}
+    cache = tempfile.mkdtemp(prefix="xom-bench-cache-")
+    try:
+        xenv = {"LD_PRELOAD": LIBXOM, "XOM_OPTIONS": f"backend=none:store=off:cache={cache}"}
+        # Under valgrind its own preloads join the batch: a first run
+        # plans them and keeps the batch's set, the second is warm.
+        store_lookups(MANY, xenv)
+        out["user"] = store_lookups(MANY, xenv)
+        if os.geteuid() == 0:
+            # A system store that holds what the warm cache holds, the
+            # batch's set among it (under valgrind the batch has valgrind's
+            # preloads, which no `xom cache build` would list).
+            d = tempfile.mkdtemp(prefix="xom-bench-", dir="/var/cache")
+            try:
+                os.chmod(d, 0o755)
+                st = os.path.join(d, "s")
+                shutil.copytree(os.path.join(cache, "xom") if os.path.isdir(
+                    os.path.join(cache, "xom")) else cache, st)
+                for root, dirs, files in os.walk(st):
+                    os.chmod(root, 0o755)
+                    for f in files:
+                        os.chmod(os.path.join(root, f), 0o644)
+                senv = {"LD_PRELOAD": LIBXOM,
+                        "XOM_OPTIONS": f"backend=none:store={st}:cache=off"}
+                out["system"] = store_lookups(MANY, senv)
+            finally:
+                shutil.rmtree(d, ignore_errors=True)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    return out
+
+
 def cold_ffmpeg():
     """Seconds of one cold `ffmpeg -version`: empty user cache and fallback
     folder, no system store; None when there is no ffmpeg or runtime."""
@@ -579,6 +645,17 @@ def targets(quick, start_heads):
     else:
         row("load/unload cycle, instructions and system calls",
             "not measured (no runtime, dlopen_cycle, valgrind or strace)", "", None)
+    wl = warm_lookups() if runtime_built() and shutil.which("valgrind") else {}
+    if wl.get("user"):
+        us, up = wl["user"]
+        ss, sp = wl.get("system") or (None, None)
+        row(f"warm start of `many` ({MANY_N} libraries): store lookups from the user's cache, "
+            f"sets / plans one by one (from the system store: "
+            + (f"{ss} / {sp}" if ss is not None else "not measured (needs root)") + ")",
+            f"{us} / {up}", "as from the system store",
+            None if ss is None else up <= sp)
+        head.append(f"warm lookups: user {us}/{up}, system "
+                    + (f"{ss}/{sp}" if ss is not None else "n/a"))
     if not quick:
         cores = os.cpu_count()
         t = cold_ffmpeg()

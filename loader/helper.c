@@ -58,6 +58,17 @@
  * own limits are left alone in every case: only the helper gets these.
  */
 #define LIMIT_NONE ((uint64_t)-1)       /* RLIM64_INFINITY */
+
+/* A run that only keeps a set (xom_helper_keep_set) is a shortcut for the
+ * next start: when it cannot be made, nothing is left unprotected, and
+ * nothing is said. */
+static int keeping_set;
+#define helper_notice(...) \
+	do { \
+		if (!keeping_set) \
+			xom_notice(__VA_ARGS__); \
+	} while (0)
+
 static const struct helper_limit {
 	int res;
 	uint64_t want, floor;
@@ -184,12 +195,12 @@ static int open_helper(void)
 	struct stat st;
 
 	if (!helper_path()) {
-		xom_notice("cannot locate the xom-plan helper; objects not in a plan store are left unprotected");
+		helper_notice("cannot locate the xom-plan helper; objects not in a plan store are left unprotected");
 		return -1;
 	}
 	long fd = x_open(helper, O_PATH | O_CLOEXEC, 0);
 	if (SYS_FAILED(fd)) {
-		xom_notice("no scanner: %s (%serrno %d); objects not in a plan store are left unprotected",
+		helper_notice("no scanner: %s (%serrno %d); objects not in a plan store are left unprotected",
 		        helper, XOM_ERR((int)-fd));
 		return -1;
 	}
@@ -202,7 +213,7 @@ static int open_helper(void)
 		why = xom_secure ? "not owned by root" : "owned by another user";
 	if (why) {
 		x_close((int)fd);
-		xom_notice("will not run the scanner %s: it is %s", helper, why);
+		helper_notice("will not run the scanner %s: it is %s", helper, why);
 		return -1;
 	}
 	return (int)fd;
@@ -423,7 +434,7 @@ static void say_low_limits(void)
 		              (unsigned long)(limits[i].floor >> limits[i].shift));
 	}
 	if (list[0])
-		xom_notice("the scanner ran short of the hard limits this program was started with, which xom cannot raise: %s",
+		helper_notice("the scanner ran short of the hard limits this program was started with, which xom cannot raise: %s",
 		           list);
 }
 
@@ -578,7 +589,7 @@ static int run_scratch(const char *const *paths, size_t n,
 	long rc = x_pipe2(pfd, O_CLOEXEC);
 	if (SYS_FAILED(rc)) {
 		restore_host_limits(&hl);
-		xom_notice("cannot make a pipe for the scanner (%serrno %d)", XOM_ERR((int)-rc));
+		helper_notice("cannot make a pipe for the scanner (%serrno %d)", XOM_ERR((int)-rc));
 		x_close(exe);
 		return -1;
 	}
@@ -588,7 +599,7 @@ static int run_scratch(const char *const *paths, size_t n,
 	x_close(exe);
 	if (pid <= 0) {
 		x_close(pfd[0]);
-		xom_notice("cannot start %s (%serrno %d)", helper, XOM_ERR((int)-pid));
+		helper_notice("cannot start %s (%serrno %d)", helper, XOM_ERR((int)-pid));
 		return -1;
 	}
 	struct output *o = read_all(pfd[0], &len);
@@ -600,7 +611,7 @@ static int run_scratch(const char *const *paths, size_t n,
 	                    : split_records((char *)(o + 1), len, n, out, why) != 0
 	                      ? "its output is not whole (killed?)" : NULL;
 	if (broke) {
-		xom_notice("the scanner %s failed: %s", helper, broke);
+		helper_notice("the scanner %s failed: %s", helper, broke);
 		say_low_limits();
 		if (o)
 			x_munmap(o, o->cap);
@@ -648,11 +659,14 @@ int xom_helper_run(const char *const *paths, size_t n,
 	            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (X_MAP_FAILED(sc)) {
 		sc = NULL;
-		xom_notice("out of memory for the scanner's arguments");
+		helper_notice("out of memory for the scanner's arguments");
 		return -1;
 	}
 	/* The set goes with the last run, when the store holds every plan;
-	 * a run that cannot start says so, and no later one is tried. */
+	 * a run that cannot start says so, and no later one is tried.  With
+	 * no file, one run keeps the set alone. */
+	if (!n && keys)
+		rc = run_scratch(paths, 0, keys, nkeys, 1, out, why, &chain);
 	for (size_t at = 0, m; at < n && rc == 0; at += m) {
 		m = run_size(paths + at, n - at);
 		rc = run_scratch(paths + at, m, at + m == n ? keys : NULL, nkeys,
@@ -667,6 +681,15 @@ int xom_helper_run(const char *const *paths, size_t n,
 	x_munmap(sc, sizeof(*sc));
 	sc = NULL;
 	*mem = chain;
+	return rc;
+}
+
+int xom_helper_keep_set(const struct xom_plan_key *const *keys, size_t nkeys,
+                        void **mem)
+{
+	keeping_set = 1;
+	int rc = xom_helper_run(NULL, 0, keys, nkeys, NULL, NULL, mem);
+	keeping_set = 0;
 	return rc;
 }
 

@@ -232,6 +232,10 @@ int xom_helper_run(const char *const *paths, size_t n,
                    const struct xom_plan_key *const *keys, size_t nkeys,
                    const struct xom_plan_head **out, const char **why,
                    void **mem);
+/* One run with no file, which keeps a set of the keys' plans that the
+ * user's store has; says nothing when it cannot. */
+int xom_helper_keep_set(const struct xom_plan_key *const *keys, size_t nkeys,
+                        void **mem);
 void xom_helper_release(void *mem);
 
 /* ---- protect.c: the batch's second and third passes ---------------------- */

@@ -384,27 +384,32 @@ static int fits(const struct arrival *a, const struct xom_plan_head *plan)
 }
 
 /* Gives each arrival still without a plan its copy in the set, if the set
- * has one: the set's plans are in the arrivals' order, less those its
- * store lacked when it was made, and less any damaged.  A copy of another
- * shape is passed over, as a damaged one is. */
-static void take_set(const struct xom_set_head *set)
+ * has one, and returns whether it gave any: the set's plans are in the
+ * arrivals' order, less those its store lacked when it was made, and less
+ * any damaged.  A copy of another shape is passed over, as a damaged one
+ * is. */
+static int take_set(const struct xom_set_head *set)
 {
 	size_t at = 0, len = 0;
+	int took = 0;
 	const struct xom_plan_head *next = set ? xom_set_plan(set, &at, &len) : NULL;
 
 	EACH_ARRIVAL(a) {
 		struct xom_plan_key k;
 		if (!next)
-			return;
+			return took;
 		if (!wants_plan(a))
 			continue;
 		xom_plan_key_of(next, &k);
 		if (!xom_key_equal(&k, &a->key))
 			continue;
-		if (!a->plan && next->shape == a->shape)
+		if (!a->plan && next->shape == a->shape) {
 			found(a, next);
+			took = 1;
+		}
 		next = xom_set_plan(set, &at, &len);
 	}
+	return took;
 }
 
 /*
@@ -412,13 +417,14 @@ static void take_set(const struct xom_set_head *set)
  * stores' order (system, user, fallback), each object's from the first
  * store that has it.  A batch of two or more first asks a store for its
  * set (xom_plan.h), then looks up alone what the set lacked.  The helper
- * keeps a set for the batch it scanned for, in the user's stores;
+ * keeps a set for the batch it scanned for, in the user's stores, and for
+ * a start-up that the stores served object by object (keep_set);
  * `xom cache build` one for each program's start-up, and only those in
  * the system store, which is asked for a set only by the batch that holds
  * the main program (a dlopen's would be a slot read in vain).  Returns how
- * many no store has.
+ * many no store has; *from_sets says whether a set gave any plan.
  */
-static size_t find_plans(struct xom_stores *st)
+static size_t find_plans(struct xom_stores *st, int *from_sets)
 {
 	size_t want = 0, misses = 0;
 	uint64_t hash = XOM_SET_HASH_INIT;
@@ -431,9 +437,10 @@ static size_t find_plans(struct xom_stores *st)
 		}
 		start |= a->flags & XOM_OBJ_MAIN;
 	}
+	*from_sets = 0;
 	for (int i = 0; i < XOM_NSTORES; i++) {
 		if (want >= 2 && (start || i != XOM_STORE_SYSTEM))
-			take_set(xom_stores_find_set(st, i, hash));
+			*from_sets |= take_set(xom_stores_find_set(st, i, hash));
 		misses = 0;
 		EACH_ARRIVAL(a)
 			if (wants_plan(a) && !a->plan)
@@ -548,6 +555,39 @@ out:
 	pass_room_free(whys, m[2]);
 	pass_room_free(slot, m[3]);
 	pass_room_free(keys, m[4]);
+}
+
+/*
+ * A start-up whose plans the stores all had, one by one, but in no set: the
+ * helper, with no file to scan, keeps the batch's set in the user's store
+ * (or its fallback), so that the next start of the program reads one set.
+ * A program whose every plan another program's start made, or whose set
+ * another batch of its own pushed out, would otherwise look each plan up
+ * at every start.  Quiet: when it cannot be kept, each start tries again,
+ * at the cost of a helper that cannot be started, or of one run.
+ */
+static XOM_RARE void keep_set(void **mem)
+{
+	static const struct xom_plan_key *s_keys[BATCH_ARRIVALS] XOM_COLD;
+	char dir[XOM_PATH_MAX];
+	size_t nkeys = 0, m, want = 0;
+	int start = 0;
+
+	EACH_ARRIVAL(a) {
+		want += wants_plan(a);
+		start |= a->flags & XOM_OBJ_MAIN;
+	}
+	if (!start || want < 2 || (!xom_store_dir(XOM_STORE_USER, dir, sizeof(dir))
+	                           && !xom_store_dir(XOM_STORE_FALLBACK, dir, sizeof(dir))))
+		return;
+	const struct xom_plan_key **keys = pass_room(s_keys, nbatch, sizeof(*keys), &m);
+	if (!keys)
+		return;
+	EACH_ARRIVAL(a)
+		if (wants_plan(a))
+			keys[nkeys++] = &a->key;
+	xom_helper_keep_set(keys, nkeys, mem);
+	pass_room_free(keys, m);
 }
 
 /*
@@ -790,8 +830,11 @@ static int run_batch(void (*apply)(void))
 		a->outcome = XOM_APPLIED;
 		classify(a);
 	}
-	if (find_plans(&st))
+	int from_sets;
+	if (find_plans(&st, &from_sets))
 		plan_misses(&mem);
+	else if (!from_sets)
+		keep_set(&mem);
 	name_program();
 	xom_profile_open();
 	if (apply) {

@@ -289,12 +289,16 @@ static struct xom_set_head *make_set(const struct entry *e, size_t n,
 	return s;
 }
 
-/* The old sets kept beside the new ones: not a set that starts with the
- * same plan as a new one (the same program's start-up, with a library
- * since changed: a set for each version would pile up), and no more than
- * SETS_MAX bytes of sets in all, the new ones first.  Sets are a shortcut;
- * one dropped only makes its batch look its plans up one by one. */
+/* The old sets kept beside the new ones: at most OLDER_SETS of those
+ * that start with the same plan as a new one (the same program's start-up:
+ * with a library since changed, a set for each version would pile up, but
+ * a program also starts with different batches, under valgrind or with a
+ * library preloaded, and each would otherwise push the other's set out at
+ * every start), the most recent first, and no more than SETS_MAX bytes of
+ * sets in all, the new ones first.  Sets are a shortcut; one dropped only
+ * makes its batch look its plans up one by one. */
 #define SETS_MAX (16u << 20)
+#define OLDER_SETS 2
 
 static int same_first(const struct xom_set_head *a, const struct xom_set_head *b)
 {
@@ -310,13 +314,13 @@ static int same_first(const struct xom_set_head *a, const struct xom_set_head *b
 	return xom_key_equal(&ka, &kb);
 }
 
-/* Whether one of the n sets in e starts with the same plan as set. */
-static int any_same_first(const struct entry *e, size_t n, const void *set)
+/* Which of the n sets in e starts with the same plan as set, or -1. */
+static long same_first_as(const struct entry *e, size_t n, const void *set)
 {
 	for (size_t i = 0; i < n; i++)
 		if (same_first(e[i].blob, set))
-			return 1;
-	return 0;
+			return (long)i;
+	return -1;
 }
 
 /* The old sets in e[from, n) that the new ones in e[fresh, from), of
@@ -324,15 +328,20 @@ static int any_same_first(const struct entry *e, size_t n, const void *set)
 static size_t keep_sets(struct entry *e, size_t fresh, size_t from, size_t n,
                         size_t bytes)
 {
-	size_t k = from;
+	size_t k = from, nnew = from - fresh;
+	unsigned char *older = nnew ? calloc(nnew, 1) : NULL;
 
 	for (size_t i = from; i < n; i++) {
-		if (any_same_first(e + fresh, from - fresh, e[i].blob)
+		long j = same_first_as(e + fresh, nnew, e[i].blob);
+		if ((j >= 0 && (!older || older[j] >= OLDER_SETS))
 		    || bytes + e[i].len > SETS_MAX)
 			continue;
+		if (j >= 0)
+			older[j]++;
 		bytes += e[i].len;
 		e[k++] = e[i];
 	}
+	free(older);
 	return k;
 }
 
@@ -362,7 +371,7 @@ static size_t new_sets(struct entry *e, size_t k, size_t plans,
 		/* Two programs that are one file (a hard link, a copy) make
 		 * the same set, or one with the same first plan. */
 		if (has_set(e + from, k - from, set->hash)
-		    || any_same_first(e + from, k - from, set)
+		    || same_first_as(e + from, k - from, set) >= 0
 		    || *bytes + set->total > SETS_MAX) {
 			free(set);
 			continue;

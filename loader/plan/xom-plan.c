@@ -3,6 +3,7 @@
  *
  *   xom-plan [--store DIR [--fallback DIR] [--set KEY,...]] [--jobs N]
  *            [--quiet] [--] FILE...
+ *   xom-plan --store DIR [--fallback DIR] --set KEY,...
  *
  * scans each FILE (several at once, one thread per core), writes one record
  * per FILE to stdout in the order given - its plan, or a failure record
@@ -11,7 +12,8 @@
  * be written, in the --fallback DIR, saying so.  --set names the keys of
  * the runtime's whole batch, in its order (xom_key_name): the plans for
  * them that the store then holds are also kept as one set (xom_plan.h),
- * which the batch's next run reads at once.  Capstone and libelf are
+ * which the batch's next run reads at once; with no FILE, that set alone
+ * is kept, of plans that the store has already.  Capstone and libelf are
  * loaded only in this short-lived process, never in the host.
  *
  * It is linked statically: the dynamic linker never runs for it, so neither
@@ -166,10 +168,11 @@ int main(int argc, char **argv)
 		else
 			return usage(), XOM_EXIT_USAGE;
 	}
-	if (optind >= argc)
+	/* No file: only --set's, from the plans that the store has. */
+	if (optind >= argc && !(set && store))
 		return usage(), XOM_EXIT_USAGE;
 	size_t n = (size_t)(argc - optind);
-	struct xom_built *b = calloc(n, sizeof(*b));
+	struct xom_built *b = calloc(n ? n : 1, sizeof(*b));
 	if (!b) {
 		fprintf(stderr, "xom: out of memory\n");
 		return XOM_EXIT_ENV;

@@ -1021,26 +1021,29 @@ test_cache_stale() {
 }
 
 # A program's start-up keeps a set of its plans (loader/plan/xom_plan.h).
-# A new set replaces the one that starts with the same plan (the same
-# program, with a library changed since); prune drops a set with any plan
+# A new set keeps beside it the two most recent of those that start with
+# the same plan (the same program with another batch, or a library
+# changed since), and drops the older; prune drops a set with any plan
 # that it drops, and keeps the others.
 test_cache_prune_sets() {
 	local i n1 n2
 	export XDG_CACHE_HOME=$tmp/cps
 	sets() { grep -ao XOMPSET1 "$tmp/cps/xom/plans" | wc -l; }
-	for i in 1 2 3; do
+	for i in 1 2 3 4 5; do
 		cp "$cache/libcachenoid.so" "$tmp/set$i.so"
 	done
 	XOM_OPTIONS=store=off:backend=none LD_PRELOAD="$B/libxom.so $tmp/set1.so" /bin/true
-	XOM_OPTIONS=store=off:backend=none LD_PRELOAD="$B/libxom.so $tmp/set2.so" "$probe" exit 0
+	for i in 2 3 4; do
+		XOM_OPTIONS=store=off:backend=none LD_PRELOAD="$B/libxom.so $tmp/set$i.so" "$probe" exit 0
+	done
 	n1=$(sets)
-	XOM_OPTIONS=store=off:backend=none LD_PRELOAD="$B/libxom.so $tmp/set3.so" "$probe" exit 0
+	XOM_OPTIONS=store=off:backend=none LD_PRELOAD="$B/libxom.so $tmp/set5.so" "$probe" exit 0
 	n2=$(sets)
 	rm "$tmp/set1.so"
 	"$xom" cache prune -q
-	[ "$n1" = 2 ] && [ "$n2" = 2 ] && [ "$(sets)" = 1 ] &&
-		XOM_OPTIONS=store=off:backend=none:verbose=1 LD_PRELOAD="$B/libxom.so $tmp/set3.so" \
-			"$probe" exit 0 2>&1 >/dev/null | grep -q "set3.so: [0-9]* pages\{0,1\} execute-only" &&
+	[ "$n1" = 4 ] && [ "$n2" = 4 ] && [ "$(sets)" = 3 ] &&
+		XOM_OPTIONS=store=off:backend=none:verbose=1 LD_PRELOAD="$B/libxom.so $tmp/set4.so" \
+			"$probe" exit 0 2>&1 >/dev/null | grep -q "set4.so: [0-9]* pages\{0,1\} execute-only" &&
 		t_pass cache-prune-sets || t_fail cache-prune-sets "sets: $n1, $n2, then $(sets)"
 	export XDG_CACHE_HOME=$tmp/cache
 }

@@ -323,6 +323,25 @@ run "backend=none:verbose=1" /bin/echo hi
 t_check store-not-private '[ "$(cat $W/out)" = hi ] && grep -q "cannot keep plans in the cache (.* is not a directory that only you can use (mode 0700)); keeping them in $XDG_RUNTIME_DIR/xom" $W/err && [ -s $XDG_RUNTIME_DIR/xom/plans ]' "$(err)"
 XOM_OPTIONS=$BASE:backend=none:verbose=1 LD_PRELOAD=$W/lone/libxom.so /bin/echo hi >/dev/null 2>"$W/err"
 t_check store-fallback-warm '! grep -q "no scanner" $W/err && ! grep -q "cannot keep" $W/err' "$(err)"
+
+# A start-up whose plans are all in the cache, but in no set (another batch
+# of the same program, here with a library preloaded, made them): the
+# helper keeps its set, without a word, and the other batch's set stays
+# beside it.  With every plan alone damaged, each batch still protects
+# every object, from its own set, and scans nothing.
+SK=$W/sets-kept SWAP=$B/tests/runtime/libswap1.so
+mkdir -m 700 "$SK"
+kept() { XDG_CACHE_HOME=$SK XOM_OPTIONS=$BASE:backend=none:verbose=1 LD_PRELOAD="$P${1:+ $1}" /bin/true 2>"$W/err"; }
+nsets() { grep -ao XOMPSET1 "$SK/xom/plans" | wc -l; }
+kept "$SWAP"; n1=$(nsets)
+kept; n2=$(nsets)
+t_check sets-kept-quiet '[ $n1 = 1 ] && [ $n2 = 2 ] && ! grep -q scanning $W/err && [ $(grep -vc "pages\{0,1\} execute-only" $W/err) = 0 ]' "sets $n1 then $n2: $(err)"
+for f in /true libc.so.6 libxom.so ld-linux-x86-64.so.2 libswap1.so; do
+	"$T" damage "$SK/xom/plans" alone "$f" >/dev/null
+done
+kept; a="$(cat $W/err)"
+kept "$SWAP"
+t_check sets-kept-both '! grep -q scanning $W/err && ! echo "$a" | grep -q scanning && grep -q "/true: [0-9]* pages\{0,1\} execute-only" $W/err && echo "$a" | grep -q "/true: [0-9]* pages\{0,1\} execute-only" && grep -q "libswap1.so: [0-9]* pages\{0,1\} execute-only" $W/err && [ $(nsets) = 2 ]' "without the library: $a; with it: $(err)"
 chmod 700 "$STORE"
 # XDG_CACHE_HOME=/dev/null says "no cache" (GLib's tests set it, and compare
 # a child's stderr with ""): the plans go to the fallback without a word.
