@@ -321,9 +321,9 @@ def lookup_calls(cmd, cache):
     return n, len(xom), len(empty)
 
 
-def instructions(cmd, env_extra):
-    """callgrind's count of the instructions one run of cmd executes in user
-    space, or None."""
+def callgrind(cmd, env_extra):
+    """The lines of callgrind's output for one run of cmd (empty when it
+    wrote none)."""
     env = env_without_xom()
     env.update(env_extra)
     with tempfile.TemporaryDirectory(prefix="xom-bench-cg-") as d:
@@ -332,11 +332,17 @@ def instructions(cmd, env_extra):
                        + cmd.split(), env=env, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
         try:
-            for l in open(out):
-                if l.startswith(("summary:", "totals:")):
-                    return int(l.split()[1])
+            return open(out).read().splitlines()
         except OSError:
-            pass
+            return []
+
+
+def instructions(cmd, env_extra):
+    """callgrind's count of the instructions one run of cmd executes in user
+    space, or None."""
+    for l in callgrind(cmd, env_extra):
+        if l.startswith(("summary:", "totals:")):
+            return int(l.split()[1])
     return None
 
 
@@ -417,28 +423,21 @@ def store_lookups(cmd, env_extra):
     """The plan-store lookups of one run of cmd, from callgrind's call
     counts: (sets looked for in a store that is there, plans looked up one
     by one), or None."""
-    env = env_without_xom()
-    env.update(env_extra)
-    with tempfile.TemporaryDirectory(prefix="xom-bench-cg-") as d:
-        out = os.path.join(d, "out")
-        subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
-                       + cmd.split(), env=env, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL)
-        names, calls, target = {}, {"xom_store_find_set": 0, "xom_store_find": 0}, None
-        try:
-            for l in open(out):
-                m = re.match(r"c?fn=\((\d+)\)(?: (.*))?", l)
-                if m:
-                    if m.group(2):
-                        names[m.group(1)] = m.group(2).strip()
-                    if l.startswith("cfn="):
-                        target = names.get(m.group(1))
-                    continue
-                m = re.match(r"calls=(\d+) ", l)
-                if m and target in calls:
-                    calls[target] += int(m.group(1))
-        except OSError:
-            return None
+    lines = callgrind(cmd, env_extra)
+    if not lines:
+        return None
+    names, calls, target = {}, {"xom_store_find_set": 0, "xom_store_find": 0}, None
+    for l in lines:
+        m = re.match(r"c?fn=\((\d+)\)(?: (.*))?", l)
+        if m:
+            if m.group(2):
+                names[m.group(1)] = m.group(2).strip()
+            if l.startswith("cfn="):
+                target = names.get(m.group(1))
+            continue
+        m = re.match(r"calls=(\d+) ", l)
+        if m and target in calls:
+            calls[target] += int(m.group(1))
     return calls["xom_store_find_set"], calls["xom_store_find"]
 
 
