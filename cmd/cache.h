@@ -116,6 +116,10 @@ int files_add_secure(struct cache_files *l, size_t *seen);
 
 /* The dynamic linker that lists: the one that runs xom, the system's. */
 const char *files_ldso(void);
+/* The folders that obj's DT_RPATH and DT_RUNPATH name, ':'-separated, in
+ * buf (empty when it names none); 0, or -1 when obj cannot be read or the
+ * list does not fit. */
+int files_run_paths(const char *obj, char *buf, size_t cap);
 
 /* The folders that files_add_system walks, NULL-terminated. */
 extern const char *const files_system_dirs[];

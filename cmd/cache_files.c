@@ -188,41 +188,110 @@ static int read_at(int fd, void *buf, size_t n, uint64_t off)
 	       && pread(fd, buf, n, (off_t)off) == (ssize_t)n ? 0 : -1;
 }
 
-/* What the dynamic section says: DF_1_PIE (a PIE, which is a static-pie
- * when it has no PT_INTERP), and whether it names audit modules (DT_AUDIT,
- * DT_DEPAUDIT), which the dynamic linker loads and runs even when it only
- * lists the libraries.  Read where the dynamic linker reads it: in memory
- * at dyn's p_vaddr, up to DT_NULL, so in the file through the last PT_LOAD
- * of ph that maps that address (past its file bytes lie zeros: DT_NULL),
- * whatever dyn's own p_offset and p_filesz say. */
-static void dyn_tags(int fd, const Elf64_Phdr *ph, unsigned nph,
-                     const Elf64_Phdr *dyn, int *pie, int *audit)
+/* The file offset of the address va, in the file bytes of the last PT_LOAD
+ * of ph that maps it, and in *end where those bytes end; 0 when none does. */
+static uint64_t va_off(const Elf64_Phdr *ph, unsigned nph, uint64_t va, uint64_t *end)
+{
+	uint64_t off = 0;
+
+	for (unsigned i = 0; i < nph; i++)
+		if (ph[i].p_type == PT_LOAD && va >= ph[i].p_vaddr
+		    && va - ph[i].p_vaddr < ph[i].p_filesz) {
+			off = ph[i].p_offset + (va - ph[i].p_vaddr);
+			if (end)
+				*end = ph[i].p_offset + ph[i].p_filesz;
+		}
+	return off;
+}
+
+/* Calls fn for each entry of the dynamic section dyn, up to DT_NULL, until
+ * it returns nonzero.  Read where the dynamic linker reads it: in memory
+ * at dyn's p_vaddr, so in the file through the PT_LOAD of ph that maps
+ * that address (past its file bytes lie zeros: DT_NULL), whatever dyn's
+ * own p_offset and p_filesz say. */
+static void each_dyn(int fd, const Elf64_Phdr *ph, unsigned nph, const Elf64_Phdr *dyn,
+                     int (*fn)(const Elf64_Dyn *, void *), void *arg)
 {
 	Elf64_Dyn d[256];
-	uint64_t off = 0, end = 0;
+	uint64_t end = 0, off = va_off(ph, nph, dyn->p_vaddr, &end);
 
-	*pie = *audit = 0;
-	for (unsigned i = 0; i < nph; i++) {
-		const Elf64_Phdr *p = &ph[i];
-		if (p->p_type == PT_LOAD && dyn->p_vaddr >= p->p_vaddr
-		    && dyn->p_vaddr - p->p_vaddr < p->p_filesz) {
-			off = p->p_offset + (dyn->p_vaddr - p->p_vaddr);
-			end = p->p_offset + p->p_filesz;
-		}
-	}
+	if (!off)
+		return;
 	for (size_t n = (end - off) / sizeof(d[0]), at = 0; at < n && at < 65536; at += 256) {
 		size_t k = n - at < 256 ? n - at : 256;
 		if (read_at(fd, d, k * sizeof(d[0]), off + at * sizeof(d[0])) != 0)
 			return;
-		for (size_t i = 0; i < k; i++) {
-			if (d[i].d_tag == DT_NULL)
+		for (size_t i = 0; i < k; i++)
+			if (d[i].d_tag == DT_NULL || fn(&d[i], arg))
 				return;
-			if (d[i].d_tag == DT_FLAGS_1 && (d[i].d_un.d_val & DF_1_PIE))
-				*pie = 1;
-			if (d[i].d_tag == DT_AUDIT || d[i].d_tag == DT_DEPAUDIT)
-				*audit = 1;
-		}
 	}
+}
+
+struct tags {
+	int pie, audit;                 /* DF_1_PIE; DT_AUDIT or DT_DEPAUDIT */
+	uint64_t strtab, paths[8];      /* DT_STRTAB; DT_RPATH and DT_RUNPATH */
+	unsigned npaths;
+};
+
+static int note_tag(const Elf64_Dyn *d, void *arg)
+{
+	struct tags *t = arg;
+
+	if (d->d_tag == DT_FLAGS_1 && (d->d_un.d_val & DF_1_PIE))
+		t->pie = 1;
+	if (d->d_tag == DT_AUDIT || d->d_tag == DT_DEPAUDIT)
+		t->audit = 1;
+	if (d->d_tag == DT_STRTAB)
+		t->strtab = d->d_un.d_ptr;
+	if ((d->d_tag == DT_RPATH || d->d_tag == DT_RUNPATH) && t->npaths < 8)
+		t->paths[t->npaths++] = d->d_un.d_val;
+	return 0;
+}
+
+/* The ELF header and program headers of an x86-64 file (at most 64); 0,
+ * or -1 when it is not one. */
+static int read_headers(int fd, Elf64_Ehdr *eh, Elf64_Phdr ph[64])
+{
+	return read_at(fd, eh, sizeof(*eh), 0) != 0 || memcmp(eh->e_ident, ELFMAG, SELFMAG)
+	       || eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_machine != EM_X86_64
+	       || (eh->e_type != ET_DYN && eh->e_type != ET_EXEC)
+	       || eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phnum == 0
+	       || eh->e_phnum > 64
+	       || read_at(fd, ph, eh->e_phnum * sizeof(ph[0]), eh->e_phoff) != 0 ? -1 : 0;
+}
+
+int files_run_paths(const char *obj, char *buf, size_t cap)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph[64];
+	struct tags t = { 0 };
+	size_t n = 0;
+	int rc = -1;
+	int fd = open(obj, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0 || !cap)
+		goto out;
+	buf[0] = 0;
+	if (read_headers(fd, &eh, ph) != 0)
+		goto out;
+	for (unsigned i = 0; i < eh.e_phnum; i++)
+		if (ph[i].p_type == PT_DYNAMIC)
+			each_dyn(fd, ph, eh.e_phnum, &ph[i], note_tag, &t);
+	uint64_t strtab = t.strtab ? va_off(ph, eh.e_phnum, t.strtab, NULL) : 0;
+	rc = 0;
+	for (unsigned i = 0; i < t.npaths && rc == 0; i++) {
+		char s[4096];
+		ssize_t r = strtab ? pread(fd, s, sizeof(s) - 1, (off_t)(strtab + t.paths[i])) : -1;
+		size_t len = r > 0 ? strnlen(s, (size_t)r) : 0;
+		if (r <= 0 || len == (size_t)r || n + len + 2 > cap)
+			rc = -1;
+		else
+			n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? ":" : "", s);
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	return rc;
 }
 
 /*
@@ -237,7 +306,7 @@ static enum elf_kind elf_kind(int fd, uint64_t size, char *interp, size_t cap,
 {
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph[64], dyn = { 0 };
-	int code = 0, has_interp = 0, has_dyn = 0, pie = 0, aud = 0;
+	int code = 0, has_interp = 0, has_dyn = 0;
 
 	if (interp)
 		interp[0] = 0;
@@ -245,12 +314,7 @@ static enum elf_kind elf_kind(int fd, uint64_t size, char *interp, size_t cap,
 		*audit = 0;
 	if (program)
 		*program = 0;
-	if (read_at(fd, &eh, sizeof(eh), 0) != 0 || memcmp(eh.e_ident, ELFMAG, SELFMAG)
-	    || eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64
-	    || (eh.e_type != ET_DYN && eh.e_type != ET_EXEC)
-	    || eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0
-	    || eh.e_phnum > 64
-	    || read_at(fd, ph, eh.e_phnum * sizeof(ph[0]), eh.e_phoff) != 0)
+	if (read_headers(fd, &eh, ph) != 0)
 		return ELF_OTHER;
 	for (unsigned i = 0; i < eh.e_phnum; i++) {
 		const Elf64_Phdr *p = &ph[i];
@@ -272,10 +336,12 @@ static enum elf_kind elf_kind(int fd, uint64_t size, char *interp, size_t cap,
 	 * of the file they came from, without its code. */
 	if (!code)
 		return ELF_NO_CODE;
+	struct tags t = { 0 };
 	if (has_dyn)
-		dyn_tags(fd, ph, eh.e_phnum, &dyn, &pie, &aud);
+		each_dyn(fd, ph, eh.e_phnum, &dyn, note_tag, &t);
+	int pie = t.pie;
 	if (audit)
-		*audit = aud;
+		*audit = t.audit;
 	if (program)
 		*program = has_interp && (eh.e_type == ET_EXEC || pie);
 	if (!has_interp && (eh.e_type == ET_EXEC || !has_dyn || pie))
@@ -377,24 +443,74 @@ static int preload_listed(const char *lib)
 }
 
 /*
+ * Runs the dynamic linker in trace mode on path, with envp: its output in
+ * *text (malloc'd) and its wait status in *wst; XOM_EXIT_OK, or what went
+ * wrong, said (name names the file for the user; loud: say it).
+ */
+static int run_listing(const char *name, const char *path, char **envp, int loud,
+                       char **text, int *wst)
+{
+	char *ld = (char *)files_ldso();
+	char *argv[] = { ld, (char *)path, NULL };
+	posix_spawn_file_actions_t fa;
+	int out[2], late;
+	pid_t pid;
+
+	*text = NULL;
+	if (pipe2(out, O_CLOEXEC) != 0) {
+		say("cannot make a pipe: %s", strerror(errno));
+		return XOM_EXIT_ENV;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	int rc = posix_spawn(&pid, ld, &fa, NULL, argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	close(out[1]);
+	if (rc != 0) {
+		close(out[0]);
+		say("cannot run the dynamic linker %s: %s", ld, strerror(rc));
+		return XOM_EXIT_ENV;
+	}
+	*text = read_all(out[0], &late);
+	close(out[0]);
+	if (late)
+		kill(pid, SIGKILL);
+	while (waitpid(pid, wst, 0) < 0 && errno == EINTR)
+		;
+	if (late) {
+		free(*text);
+		*text = NULL;
+		if (loud)
+			say("%s: the dynamic linker did not finish listing its libraries in %d s; they are left out",
+			    name, LIST_SECONDS);
+		return XOM_EXIT_FAILED;
+	}
+	if (!*text) {
+		say("out of memory");
+		return XOM_EXIT_ENV;
+	}
+	return XOM_EXIT_OK;
+}
+
+/*
  * Lists, through the dynamic linker in trace mode, the libraries that
  * path loads, with l->preload preloaded; adds each found one when add is
  * set, and says which are missing.  For a program (not a library), with
  * l->preload set and nothing missing, it records its start-up.  Output
  * lines are "\tNAME => PATH (0xADDR)", "\tNAME => not found" and
  * "\tPATH (0xADDR)" (the dynamic linker itself, the vDSO, a preload).
+ * The last build's listing stands in for the run while nothing that it
+ * depends on changed (cache_listings.c).
  */
 static int list_libraries(struct cache_files *l, const char *name,
                           const char *path, int secure, int add, int program)
 {
-	char *ld = (char *)files_ldso(), lib_path[PATH_MAX + 32], preload[PATH_MAX + 16];
-	char *argv[] = { ld, (char *)path, NULL };
+	char lib_path[PATH_MAX + 32], preload[PATH_MAX + 16];
 	char *envp[4] = { (char *)"LD_TRACE_LOADED_OBJECTS=1", NULL, NULL, NULL };
 	const char *llp = getenv("LD_LIBRARY_PATH");
-	int out[2], status = XOM_EXIT_OK, wst, nenv = 1;
+	int status = XOM_EXIT_OK, wst = 0, nenv = 1;
 	struct cache_start st = { NULL, 0, 0 };
-	posix_spawn_file_actions_t fa;
-	pid_t pid;
 
 	/* The run's own LD_LIBRARY_PATH changes what it loads, except in a
 	 * set-ID program, where the dynamic linker ignores it; a listing
@@ -412,55 +528,23 @@ static int list_libraries(struct cache_files *l, const char *name,
 		snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", l->preload);
 		envp[nenv++] = preload;
 	}
-	/* The last build's listing, while nothing it depends on changed. */
 	const char *saved = memo ? listings_find(l->memo, path, secure, pre) : NULL;
-	char *text;
-	if (saved) {
-		if (!(text = strdup(saved))) {
-			say("out of memory");
-			return XOM_EXIT_ENV;
-		}
-		wst = 0;
-		goto parse;
-	}
-	if (pipe2(out, O_CLOEXEC) != 0) {
-		say("cannot make a pipe: %s", strerror(errno));
-		return XOM_EXIT_ENV;
-	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	int rc = posix_spawn(&pid, ld, &fa, NULL, argv, envp);
-	posix_spawn_file_actions_destroy(&fa);
-	close(out[1]);
-	if (rc != 0) {
-		close(out[0]);
-		say("cannot run the dynamic linker %s: %s", ld, strerror(rc));
-		return XOM_EXIT_ENV;
-	}
-	int late;
-	text = read_all(out[0], &late);
-	close(out[0]);
-	if (late)
-		kill(pid, SIGKILL);
-	while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
-		;
-	if (late) {
-		if (add)
-			say("%s: the dynamic linker did not finish listing its libraries in %d s; they are left out",
-			    name, LIST_SECONDS);
-		return XOM_EXIT_FAILED;
-	}
-	if (!text) {
+	char *text = saved ? strdup(saved) : NULL;
+	if (saved && !text) {
 		say("out of memory");
 		return XOM_EXIT_ENV;
 	}
-	if (memo && WIFEXITED(wst) && WEXITSTATUS(wst) == 0)
-		listings_put(l->memo, path, secure, pre, text);
-parse:
+	if (!saved) {
+		int rc = run_listing(name, path, envp, add, &text, &wst);
+		if (rc != XOM_EXIT_OK)
+			return rc;
+		if (memo && WIFEXITED(wst) && WEXITSTATUS(wst) == 0)
+			listings_put(l->memo, path, secure, pre, text);
+	}
 	if (!WIFEXITED(wst) || WEXITSTATUS(wst) != 0) {
 		if (add)
-			say("%s: the dynamic linker cannot load it (%s --list fails)", name, ld);
+			say("%s: the dynamic linker cannot load it (%s --list fails)", name,
+			    files_ldso());
 		status = XOM_EXIT_FAILED;
 	}
 	int keep = program && l->preload && status == XOM_EXIT_OK

@@ -138,81 +138,28 @@ static int put_dep(struct buf *b, const char *path)
 	       | put(b, path, strlen(path)) | put(b, "\n", 1);
 }
 
-static int pread_all(int fd, void *p, size_t n, uint64_t off)
-{
-	return off <= (uint64_t)INT64_MAX && pread(fd, p, n, (off_t)off) == (ssize_t)n ? 0 : -1;
-}
-
-/* The file offset of address va in a PT_LOAD's file bytes, or 0. */
-static uint64_t va_off(const Elf64_Phdr *ph, unsigned n, uint64_t va)
-{
-	for (unsigned i = 0; i < n; i++)
-		if (ph[i].p_type == PT_LOAD && va >= ph[i].p_vaddr
-		    && va - ph[i].p_vaddr < ph[i].p_filesz)
-			return ph[i].p_offset + (va - ph[i].p_vaddr);
-	return 0;
-}
-
 /* Appends an F line for each folder that obj's DT_RPATH and DT_RUNPATH
  * name ($ORIGIN is obj's folder).  0, or -1 when obj cannot be read or
  * names a folder by another token. */
 static int put_search(struct buf *b, const char *obj)
 {
-	Elf64_Ehdr eh;
-	Elf64_Phdr ph[64];
-	Elf64_Dyn d[512];
-	uint64_t strtab = 0, paths[8];
-	unsigned np = 0, nd = 0;
-	int rc = -1;
-	int fd = open(obj, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	char s[8192], dir[PATH_MAX];
+	int rc = files_run_paths(obj, s, sizeof(s));
+	const char *slash = strrchr(obj, '/');
 
-	if (fd < 0)
-		return -1;
-	if (pread_all(fd, &eh, sizeof(eh), 0) || eh.e_phnum > 64
-	    || eh.e_phentsize != sizeof(Elf64_Phdr)
-	    || pread_all(fd, ph, eh.e_phnum * sizeof(ph[0]), eh.e_phoff))
-		goto out;
-	for (unsigned i = 0; i < eh.e_phnum; i++) {
-		if (ph[i].p_type != PT_DYNAMIC)
-			continue;
-		uint64_t off = va_off(ph, eh.e_phnum, ph[i].p_vaddr);
-		size_t want = ph[i].p_filesz / sizeof(d[0]);
-		nd = want < 512 ? (unsigned)want : 512;
-		if (!off || pread_all(fd, d, nd * sizeof(d[0]), off))
-			goto out;
-	}
-	for (unsigned i = 0; i < nd && d[i].d_tag != DT_NULL; i++) {
-		if (d[i].d_tag == DT_STRTAB)
-			strtab = d[i].d_un.d_ptr;
-		if ((d[i].d_tag == DT_RPATH || d[i].d_tag == DT_RUNPATH) && np < 8)
-			paths[np++] = d[i].d_un.d_val;
-	}
-	rc = 0;
-	for (unsigned i = 0; i < np && rc == 0; i++) {
-		char s[4096], dir[PATH_MAX];
-		uint64_t off = strtab ? va_off(ph, eh.e_phnum, strtab) : 0;
-		ssize_t r = off ? pread(fd, s, sizeof(s) - 1, (off_t)(off + paths[i])) : -1;
-		if (r <= 0 || !memchr(s, 0, (size_t)r)) {
+	for (char *save = NULL, *t = rc ? NULL : strtok_r(s, ":", &save); t && rc == 0;
+	     t = strtok_r(NULL, ":", &save)) {
+		const char *rest = !strncmp(t, "$ORIGIN", 7) ? t + 7
+		                   : !strncmp(t, "${ORIGIN}", 9) ? t + 9 : NULL;
+		if (rest && slash && (!*rest || *rest == '/') && !strchr(rest, '$'))
+			snprintf(dir, sizeof(dir), "%.*s%s", (int)(slash - obj), obj, rest);
+		else if (t[0] == '/' && !strchr(t, '$'))
+			snprintf(dir, sizeof(dir), "%s", t);
+		else
 			rc = -1;
-			break;
-		}
-		for (char *save = NULL, *t = strtok_r(s, ":", &save); t && rc == 0;
-		     t = strtok_r(NULL, ":", &save)) {
-			const char *rest = !strncmp(t, "$ORIGIN", 7) ? t + 7
-			                   : !strncmp(t, "${ORIGIN}", 9) ? t + 9 : NULL;
-			const char *slash = strrchr(obj, '/');
-			if (rest && slash && (!*rest || *rest == '/') && !strchr(rest, '$'))
-				snprintf(dir, sizeof(dir), "%.*s%s", (int)(slash - obj), obj, rest);
-			else if (t[0] == '/' && !strchr(t, '$'))
-				snprintf(dir, sizeof(dir), "%s", t);
-			else
-				rc = -1;
-			if (rc == 0)
-				rc = put_dep(b, dir);
-		}
+		if (rc == 0)
+			rc = put_dep(b, dir);
 	}
-out:
-	close(fd);
 	return rc;
 }
 
