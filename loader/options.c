@@ -541,9 +541,11 @@ const char *xom_dir_path(const struct xom_dirs *d, int i, char *buf, size_t cap)
 }
 
 /*
- * fnmatch(pat, s, 0) for a pattern of n bytes made of '*', '?' and plain
+ * fnmatch(pat, s, 0) for a pattern of n bytes made of '*', '?' and ASCII
  * bytes, which is what exclude patterns are: a byte at a time, as in the C
- * locale, in which a program starts.  glibc's fnmatch costs hundreds of
+ * locale, in which a program starts (and in any locale, but for a '?'
+ * where s has a character of several bytes: pattern_matches leaves those
+ * to fnmatch).  glibc's fnmatch costs hundreds of
  * instructions a call, which every object of every start paid for every
  * pattern, twice; this costs what the bytes compared cost.  A '*'
  * matches any run of bytes, '/' included, and the last '*' seen is
@@ -587,10 +589,13 @@ static void compile_one(const char *p, size_t n, struct xom_exclude_pat *e)
 	e->len = (uint16_t)n;
 	e->plain = 1;
 	e->need = 0;
+	e->qmark = 0;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)p[i];
-		if (c == '[' || c == '\\')
+		/* Brackets, escapes and bytes past ASCII go to fnmatch. */
+		if (c == '[' || c == '\\' || c >= 0x80)
 			e->plain = 0;
+		e->qmark |= c == '?';
 		if (i && c != '*' && c != '?' && p[i - 1] != '*' && p[i - 1] != '?')
 			e->need |= pair_bit((unsigned char)p[i - 1], c);
 	}
@@ -633,11 +638,13 @@ void xom_exclude_compile(const char *list, struct xom_exclude *x)
  * rules out most patterns, for each object, whatever their length.
  */
 static int pattern_matches(const struct xom_exclude_pat *e, const char *path,
-                           uint64_t path_pairs, const char *base)
+                           uint64_t path_pairs, int path_ascii, const char *base)
 {
 	char pat[256];
 
-	if (e->plain)
+	/* In a multibyte locale (a program that called setlocale), fnmatch's
+	 * '?' is one character of the path, which may be several bytes. */
+	if (e->plain && (path_ascii || !e->qmark))
 		return !(e->need & ~path_pairs)
 		       && (glob_match(e->p, e->len, path)
 		           || (base != path && glob_match(e->p, e->len, base)));
@@ -652,14 +659,17 @@ int xom_exclude_match(const struct xom_exclude *x, const char *path)
 		return 0;
 	const char *base = path;
 	uint64_t pairs = 0;
+	unsigned high = 0;
 	for (const char *c = path; *c; c++) {
 		if (*c == '/')
 			base = c + 1;
+		high |= (unsigned char)*c;
 		if (c != path)
 			pairs |= pair_bit((unsigned char)c[-1], (unsigned char)*c);
 	}
+	int ascii = high < 0x80;
 	for (int i = 0; i < x->n; i++)
-		if (pattern_matches(&x->pat[i], path, pairs, base))
+		if (pattern_matches(&x->pat[i], path, pairs, ascii, base))
 			return 1;
 	/* Past the patterns compiled, each is compiled in turn. */
 	size_t n;
@@ -668,7 +678,7 @@ int xom_exclude_match(const struct xom_exclude *x, const char *path)
 		if (!n || n >= 256)
 			continue;
 		compile_one(p, n, &e);
-		if (pattern_matches(&e, path, pairs, base))
+		if (pattern_matches(&e, path, pairs, ascii, base))
 			return 1;
 	}
 	return 0;

@@ -151,7 +151,8 @@ int xom_opt_excludes(const struct xom_opts *o, const char *path);
 struct xom_exclude_pat {
 	const char *p;
 	uint16_t len;
-	uint8_t plain;                  /* only '*', '?' and plain bytes */
+	uint8_t plain;                  /* only '*', '?' and ASCII bytes */
+	uint8_t qmark;                  /* has a '?' */
 	uint64_t need;                  /* its pairs of plain bytes */
 };
 struct xom_exclude {

@@ -162,83 +162,6 @@ void xom_profile_close(void)
 	nsrc = 0;
 }
 
-/* ---- reading one line ---------------------------------------------------- */
-
-struct item {
-	const char *key, *path;         /* not NUL-terminated */
-	size_t keylen, pathlen;
-	int program;                    /* a program line */
-	uint64_t page;
-};
-
-static int is_space(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r';
-}
-
-/* The next word of [*p, end), or 0 when none. */
-static size_t word(const char **p, const char *end, const char **w)
-{
-	while (*p < end && is_space(**p))
-		(*p)++;
-	*w = *p;
-	while (*p < end && !is_space(**p))
-		(*p)++;
-	return (size_t)(*p - *w);
-}
-
-static int hex_page(const char *w, size_t n, uint64_t *page)
-{
-	uint64_t v = 0;
-
-	if (n < 3 || n > 18 || w[0] != '0' || w[1] != 'x')
-		return -1;
-	for (size_t i = 2; i < n; i++) {
-		int d = w[i] >= '0' && w[i] <= '9' ? w[i] - '0'
-		        : w[i] >= 'a' && w[i] <= 'f' ? w[i] - 'a' + 10 : -1;
-		if (d < 0)
-			return -1;
-		v = v << 4 | (uint64_t)d;
-	}
-	*page = v & ~(uint64_t)(XOM_PAGE - 1);
-	return 0;
-}
-
-/* Parses [p, eol) into it; 0, or -1 for a blank, comment or bad line. */
-static int parse_line(const char *p, const char *eol, struct item *it)
-{
-	const char *w;
-	size_t n;
-
-	/* A comment starts at a '#' that begins a word. */
-	for (const char *q = p; q < eol; q++)
-		if (*q == '#' && (q == p || is_space(q[-1]))) {
-			eol = q;
-			break;
-		}
-	memset(it, 0, sizeof(*it));
-	if (!(n = word(&p, eol, &w)))
-		return -1;
-	if (n == 7 && !memcmp(w, "program", 7)) {
-		it->program = 1;
-		if (!(it->keylen = word(&p, eol, &it->key)))
-			return -1;
-	} else {
-		it->key = w;
-		it->keylen = n;
-		if (!(n = word(&p, eol, &w)) || hex_page(w, n, &it->page) != 0)
-			return -1;
-	}
-	/* The path is the rest, without trailing blanks. */
-	while (p < eol && is_space(*p))
-		p++;
-	while (eol > p && is_space(eol[-1]))
-		eol--;
-	it->path = p;
-	it->pathlen = (size_t)(eol - p);
-	return 0;
-}
-
 static int same(const char *a, size_t n, const char *b)
 {
 	return n == strlen(b) && !memcmp(a, b, n);
@@ -254,7 +177,7 @@ static uint64_t keep[MAX_PROFILE_PAGES] XOM_COLD;
 static size_t nkeep;
 
 static void say_stale(const struct source *s, const char *what, const char *path,
-                      const struct item *it, const char *key)
+                      const struct xom_profile_line *it, const char *key)
 {
 	xom_say("profile %s: its %s %s is for build %.*s, not for the file loaded now (%s); ignored",
 	        s->name, what, path, (int)(it->keylen > 128 ? 128 : it->keylen),
@@ -267,12 +190,12 @@ static void scan_source(struct source *s, const char *key, const char *path,
 {
 	const char *p = s->map, *end = s->map + s->len;
 	int in_scope = 1;               /* before any program line: everyone's */
-	struct item it;
+	struct xom_profile_line it;
 
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *eol = nl ? nl : end;
-		if (parse_line(p, eol, &it) == 0) {
+		if (xom_profile_line(p, eol, &it) == 0) {
 			if (it.program) {
 				in_scope = same(it.key, it.keylen, main_key);
 				if (!in_scope && !s->stale_said && main_path[0]

@@ -326,7 +326,11 @@ static void classify(struct arrival *a)
 {
 	struct xom_object *known = xom_object_find(a->bias, a->lo);
 
-	if (known && !(a->flags & XOM_OBJ_NEW)
+	/* An object of another namespace where the table has one of the
+	 * program's: that one was unloaded, behind the preload door. */
+	int stale = known && (a->flags & XOM_OBJ_OTHER_NS)
+	            && !(known->flags & XOM_OBJ_OTHER_NS);
+	if (known && !(a->flags & XOM_OBJ_NEW) && !stale
 	    && !((a->flags & XOM_OBJ_VERIFY) && !xom_object_still_protected(known))) {
 		a->done = 1;
 		return;

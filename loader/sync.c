@@ -117,6 +117,15 @@ static int step_back(void)
 	return -1;
 }
 
+/* After unloads, only the anchor is known to be loaded still: an older
+ * recent object may be gone, and its link map's memory used again by a
+ * later one (in another namespace, say), which step_back must not take for
+ * it. */
+static void keep_anchor_only(void)
+{
+	s.nrecent = s.nrecent ? 1 : 0;
+}
+
 /* Forgets what step_back found unloaded (xom's lock is held). */
 static void forget_gone(void)
 {
@@ -147,20 +156,32 @@ static void add_map(const struct link_map *m, const ElfW(Phdr) *ph, int phnum,
 	xom_batch_add(m->l_name, m->l_addr, ph, phnum, flags);
 }
 
-/* The objects after the anchor: all arrived since the last sync. */
-static void walk_new(void)
+/*
+ * The objects after the anchor: all arrived since the last sync, when
+ * there are as many as glibc counts added since (new, from the counts).
+ * Any other number means that objects came and went in another namespace
+ * (dlmopen, an audit module), where dlpi_subs is no count of unloads: then
+ * nothing is added, and -1 sends the sync to the whole list.
+ */
+static int walk_new(unsigned long long added)
 {
-	const struct link_map *m = newest()->map;
+	const struct link_map *first = newest()->map, *m;
 	const ElfW(Phdr) *ph;
 	int phnum;
 	uintptr_t lo;
+	unsigned long long n = 0;
 
-	while ((m = m->l_next)) {
+	for (m = first->l_next; m && n <= added; m = m->l_next)
+		n++;
+	if (n != added)
+		return -1;
+	for (m = first->l_next; m; m = m->l_next) {
 		if (map_image(m, 0, &ph, &phnum, &lo) != 0)
 			continue;
 		add_map(m, ph, phnum, XOM_OBJ_NEW);
 		remember_recent(m, lo);
 	}
+	return 0;
 }
 
 /* Whether the table's object o is the link map m's: at its place, under
@@ -249,6 +270,7 @@ static int keep_anchor(struct dl_phdr_info *info, size_t size, void *arg)
 			s.rewalk = 1;
 			return 1;
 		}
+		keep_anchor_only();
 		s.anchor_subs = info->dlpi_subs;
 	}
 	/* What step_back found gone is forgotten by the next sync that
@@ -268,10 +290,15 @@ static int collect(struct dl_phdr_info *info, size_t size, void *arg)
 	read_counts(info, size, c);
 	forget_gone();
 	if (!s.rewalk && s.nrecent && c->subs != s.anchor_subs
-	    && c->adds == s.anchor_adds && step_back() == 0)
+	    && c->adds == s.anchor_adds && step_back() == 0) {
+		keep_anchor_only();
 		s.anchor_subs = c->subs;
-	if (!s.rewalk && s.nrecent && c->subs == s.anchor_subs) {
-		walk_new();
+	}
+	/* No unload since the anchor was checked, by the counts; loaded()
+	 * makes sure before its link map is read, since other namespaces
+	 * make the counts lie, and walk_new checks the number it finds. */
+	if (!s.rewalk && s.nrecent && c->subs == s.anchor_subs && loaded(newest())
+	    && c->adds >= s.anchor_adds && walk_new(c->adds - s.anchor_adds) == 0) {
 		forget_gone();
 		/* Unloads behind the anchor leave their objects in the table:
 		 * once it has grown by half, a sweep forgets them. */
@@ -292,21 +319,33 @@ static int collect(struct dl_phdr_info *info, size_t size, void *arg)
 
 /* Pass 3 with other threads running: each arrival that the linker still
  * has, under its write lock. */
-static int apply_locked(struct dl_phdr_info *info, size_t size, void *arg)
+static int apply_found(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)info;
 	(void)size;
-	(void)arg;
-	/* An arrival not found yet (another thread's dlopen that has not
-	 * finished) is left for the next sync, which walks it all. */
-	if (xom_batch_apply_found() != 0)
-		s.rewalk = 1;
+	*(size_t *)arg = xom_batch_apply_found();
 	return 1;
 }
 
+static int apply_listed(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	xom_batch_apply(info->dlpi_name, info->dlpi_addr, info->dlpi_phdr,
+	                info->dlpi_phnum);
+	return 0;
+}
+
+/* An arrival that _dl_find_object does not know yet (another thread's
+ * dlopen has not relocated it) is still listed: the list's walk finds it,
+ * as every sync's did before. */
 static void apply_walk(void)
 {
-	dl_iterate_phdr(apply_locked, NULL);
+	size_t missed = 0;
+
+	dl_iterate_phdr(apply_found, &missed);
+	if (missed)
+		dl_iterate_phdr(apply_listed, NULL);
 }
 
 int xom_sync_objects(void)

@@ -1,6 +1,6 @@
 /*
- * format.c - the plan, store and symbol-file formats (xom_plan.h): sizes,
- * checksums, sealing, checking, keys and lookups.  Shared by the runtime
+ * format.c - the plan, store, symbol-file and profile-line formats
+ * (xom_plan.h): sizes, checksums, sealing, checking, keys and lookups.  Shared by the runtime
  * and the tools.  Everything here also runs in the fault handler: no
  * allocation, no locks, no stdio.
  */
@@ -565,5 +565,76 @@ int xom_file_shape(int fd, long (*pread_fn)(int, void *, size_t, long),
 		textrel |= t;
 	}
 	*shape = xom_shape_sum(ph, eh.e_phnum, textrel);
+	return 0;
+}
+
+/* ---- profile lines ---------------------------------------------------------- */
+
+static int blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r';
+}
+
+/* The next word of [*p, end), or 0 when none. */
+static size_t word(const char **p, const char *end, const char **w)
+{
+	while (*p < end && blank(**p))
+		(*p)++;
+	*w = *p;
+	while (*p < end && !blank(**p))
+		(*p)++;
+	return (size_t)(*p - *w);
+}
+
+static int hex_page(const char *w, size_t n, uint64_t *page)
+{
+	uint64_t v = 0;
+
+	if (n < 3 || n > 18 || w[0] != '0' || w[1] != 'x')
+		return -1;
+	for (size_t i = 2; i < n; i++) {
+		int d = w[i] >= '0' && w[i] <= '9' ? w[i] - '0'
+		        : w[i] >= 'a' && w[i] <= 'f' ? w[i] - 'a' + 10 : -1;
+		if (d < 0)
+			return -1;
+		v = v << 4 | (uint64_t)d;
+	}
+	*page = v & ~(uint64_t)(PAGE - 1);
+	return 0;
+}
+
+int xom_profile_line(const char *p, const char *eol, struct xom_profile_line *it)
+{
+	const char *w, *end = eol;
+	size_t n;
+
+	memset(it, 0, sizeof(*it));
+	/* A comment starts at a '#' that begins a word. */
+	for (const char *q = p; q < eol; q++)
+		if (*q == '#' && (q == p || blank(q[-1]))) {
+			it->why = q + 1 + (q + 1 < end && q[1] == ' ');
+			it->whylen = (size_t)(end - it->why);
+			eol = q;
+			break;
+		}
+	if (!(n = word(&p, eol, &w)))
+		return 1;
+	if (n == 7 && !memcmp(w, "program", 7)) {
+		it->program = 1;
+		if (!(it->keylen = word(&p, eol, &it->key)))
+			return -1;
+	} else {
+		it->key = w;
+		it->keylen = n;
+		if (!(n = word(&p, eol, &w)) || hex_page(w, n, &it->page) != 0)
+			return -1;
+	}
+	/* The path is the rest, without blanks around it. */
+	while (p < eol && blank(*p))
+		p++;
+	while (eol > p && blank(eol[-1]))
+		eol--;
+	it->path = p;
+	it->pathlen = (size_t)(eol - p);
 	return 0;
 }

@@ -315,6 +315,21 @@ void xom_syms_seal(struct xom_syms_head *h);
 const char *xom_syms_lookup(const struct xom_syms_head *h, uint64_t addr,
                             uint64_t *off);
 
+/* ---- profile lines ---------------------------------------------------------- */
+
+/* One line of a profile (profiles/README.md): "KEY 0xPAGE [PATH] [# why]"
+ * or "program KEY [PATH]", read by the runtime (loader/profile.c) and by
+ * the xom command (cmd/profile_file.c) by this one rule. */
+struct xom_profile_line {
+	const char *key, *path, *why;   /* in the line, not NUL-terminated */
+	size_t keylen, pathlen, whylen; /* why: after a '#' that begins a word */
+	int program;                    /* a program line */
+	uint64_t page;                  /* page-aligned */
+};
+/* Parses the line [p, eol): 0 for an item or a program line, 1 for a blank
+ * or comment line, -1 for anything else. */
+int xom_profile_line(const char *p, const char *eol, struct xom_profile_line *it);
+
 /* ---- shared helpers -------------------------------------------------------- */
 
 /* FNV-1a's multiply, eight bytes a step: cheap, and enough to catch torn

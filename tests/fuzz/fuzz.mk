@@ -114,6 +114,8 @@ $(B)/fuzz/parser-seeds.stamp: $(FUZZ_SEED_TOOLS) $(B)/fuzz/seeds.stamp \
 		>$(B)/fuzz/seeds-conf/exclude
 	{ echo /opt/app/lib/libz39.so; printf '* exclude='; i=0; while [ $$i -lt 40 ]; do \
 		printf '*z%d.so,' $$i; i=$$((i + 1)); done; echo; } >$(B)/fuzz/seeds-conf/exclude-many
+	printf '/opt/\303\251/lib\303\251.so\n* exclude=*?.so,/opt/?/*,lib?.so*,*\303\251*\n' \
+		>$(B)/fuzz/seeds-conf/exclude-utf8
 	@touch $@
 
 FUZZ_BINS := $(B)/fuzz/fuzz_scan $(foreach t,$(FUZZ_PARSERS),$(B)/fuzz/fuzz_$(t))

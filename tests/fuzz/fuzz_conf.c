@@ -12,7 +12,9 @@
  * secure-execution program takes from its environment nothing but
  * require=1, seal=1, verbose and notice; and the exclude patterns match
  * the program's path and its last part exactly where fnmatch does (the
- * runtime's own matcher stands in for it on the start-up path).
+ * runtime's own matcher stands in for it on the start-up path), in the C
+ * locale and in a UTF-8 one (a program may call setlocale before a
+ * dlopen), one input in two each.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -20,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fnmatch.h>
+#include <locale.h>
 
 #include "../../loader/options.h"
 
@@ -179,6 +182,7 @@ static void options(const char *prog, const char *text, size_t len)
 	}
 	points_into(&o, buf, sizeof(buf));
 	secure_merge(&o);
+	setlocale(LC_ALL, len && (text[0] & 1) ? "C.UTF-8" : "C");
 	CHECK(xom_opt_excludes(&o, prog) == excludes_by_fnmatch(&o, prog));
 	for (int secure = 0; secure < 2; secure++) {
 		xom_store_dirs(&o, secure, 1000, no_folder, &d);

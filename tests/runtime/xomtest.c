@@ -384,6 +384,48 @@ static int m_reload_middle(int argc, char **argv)
 	return reload(argc, argv, 1, 1);
 }
 
+/*
+ * namespaces L0 ... L8: libraries come and go in the program's namespace
+ * and in others (dlmopen), where glibc's dlpi_subs is no count of unloads,
+ * and the freed link map of one is used again by the next.  Every library
+ * that the door can see must be protected: the caller counts verbose=1's
+ * line for each, which must be one (L7, loaded behind the door into
+ * another namespace, is not one of them).
+ *   1. through the door: L0 and L1 loaded, L0 closed, L2 opened in a new
+ *      namespace (often at L0's old place, in L0's old link map), L1
+ *      closed, L3 opened;
+ *   2. L4 opened in a new namespace and L5, L6 in the program's, through
+ *      the door; L6 and L5 closed and L7 opened in L4's namespace behind
+ *      the door (libc's own calls); L8 opened through the door.
+ */
+static int m_namespaces(int argc, char **argv)
+{
+	test_name = "namespaces";
+	CHECK(argc > 9, "usage: %s L0 ... L8", test_name);
+	if (raw_doors())
+		return 1;
+	void *(*raw_mopen)(Lmid_t, const char *, int) =
+		(void *(*)(Lmid_t, const char *, int))dlsym(dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD),
+		                                           "dlmopen");
+	CHECK(raw_mopen, "libc's own dlmopen");
+	void *l0 = dlopen(argv[1], RTLD_NOW), *l1 = dlopen(argv[2], RTLD_NOW);
+	CHECK(l0 && l1, "dlopen: %s", dlerror());
+	CHECK(dlclose(l0) == 0, "dlclose: %s", dlerror());
+	CHECK(dlmopen(LM_ID_NEWLM, argv[3], RTLD_NOW), "dlmopen: %s", dlerror());
+	CHECK(dlclose(l1) == 0, "dlclose: %s", dlerror());
+	CHECK(dlopen(argv[4], RTLD_NOW), "dlopen: %s", dlerror());
+	void *l4 = dlmopen(LM_ID_NEWLM, argv[5], RTLD_NOW);
+	CHECK(l4, "dlmopen: %s", dlerror());
+	Lmid_t ns;
+	CHECK(dlinfo(l4, RTLD_DI_LMID, &ns) == 0, "dlinfo: %s", dlerror());
+	void *l5 = dlopen(argv[6], RTLD_NOW), *l6 = dlopen(argv[7], RTLD_NOW);
+	CHECK(l5 && l6, "dlopen: %s", dlerror());
+	CHECK(raw_close(l6) == 0 && raw_close(l5) == 0, "libc's dlclose");
+	CHECK(raw_mopen(ns, argv[8], RTLD_NOW), "libc's dlmopen");
+	CHECK(dlopen(argv[9], RTLD_NOW), "dlopen: %s", dlerror());
+	PASS("");
+}
+
 static int m_reload_raw(int argc, char **argv)
 {
 	test_name = "reload-raw";
@@ -535,6 +577,7 @@ const struct mode core_modes[] = {
 	{ "cycle", "LIB N", "dlopen/dlclose without growing xom's mappings", m_cycle },
 	{ "reload-behind", "LIB [OTHER]", "reloaded behind the door: protected again", m_reload_behind },
 	{ "reload-middle", "LIB OTHER", "reloaded behind the door, behind OTHER: protected again", m_reload_middle },
+	{ "namespaces", "L0 ... L8", "libraries come and go in several namespaces: each protected", m_namespaces },
 	{ "reload-raw", "LIB", "reloaded behind the door: known, not new (backend=none)", m_reload_raw },
 	{ "fork", "", "fork, fork+exec keep the protection", m_fork },
 	{ "vfork", "", "vfork+exec keeps the protection", m_fork },
