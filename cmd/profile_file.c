@@ -77,73 +77,19 @@ void profile_free(struct profile *pr)
 
 /* ---- reading -------------------------------------------------------------- */
 
-static int blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r';
-}
-
-static size_t word(const char **p, const char *end, const char **w)
-{
-	while (*p < end && blank(**p))
-		(*p)++;
-	*w = *p;
-	while (*p < end && !blank(**p))
-		(*p)++;
-	return (size_t)(*p - *w);
-}
-
-static int hex_page(const char *w, size_t n, uint64_t *page)
-{
-	uint64_t v = 0;
-
-	if (n < 3 || n > 18 || w[0] != '0' || w[1] != 'x')
-		return -1;
-	for (size_t i = 2; i < n; i++) {
-		int d = w[i] >= '0' && w[i] <= '9' ? w[i] - '0'
-		        : w[i] >= 'a' && w[i] <= 'f' ? w[i] - 'a' + 10 : -1;
-		if (d < 0)
-			return -1;
-		v = v << 4 | (uint64_t)d;
-	}
-	*page = v;
-	return 0;
-}
-
-/* One line, by the runtime's rule (loader/profile.c); 0, 1 for a blank or
+/* One line, by the runtime's rule (xom_profile_line); 0, 1 for a blank or
  * comment line, -1 for one that is neither an item nor blank. */
 static int read_line(struct profile *pr, char *line, char **prog_key,
                      char **prog_path)
 {
-	char *eol = line + strlen(line), *why = NULL;
-	const char *p = line, *w, *k;
-	size_t n, kn;
-	uint64_t page;
+	struct xom_profile_line it;
+	int rc = xom_profile_line(line, line + strlen(line), &it);
 
-	for (char *q = line; q < eol; q++)
-		if (*q == '#' && (q == line || blank(q[-1]))) {
-			why = q + 1 + (q[1] == ' ');
-			eol = q;
-			break;
-		}
-	if (!(n = word(&p, eol, &w)))
-		return 1;
-	int program = n == 7 && !memcmp(w, "program", 7);
-	if (program) {
-		if (!(kn = word(&p, eol, &k)))
-			return -1;
-	} else {
-		k = w;
-		kn = n;
-		if (!(n = word(&p, eol, &w)) || hex_page(w, n, &page) != 0)
-			return -1;
-	}
-	while (p < eol && blank(*p))
-		p++;
-	while (eol > p && blank(eol[-1]))
-		eol--;
-	char *key = dup_n(k, kn), *path = dup_n(p, (size_t)(eol - p));
-	int rc = key && path ? 0 : -1;
-	if (rc == 0 && program) {
+	if (rc != 0)
+		return rc;
+	char *key = dup_n(it.key, it.keylen), *path = dup_n(it.path, it.pathlen);
+	rc = key && path ? 0 : -1;
+	if (rc == 0 && it.program) {
 		free(*prog_key);
 		free(*prog_path);
 		*prog_key = key;
@@ -151,7 +97,7 @@ static int read_line(struct profile *pr, char *line, char **prog_key,
 		return 0;
 	}
 	if (rc == 0)
-		rc = profile_add(pr, *prog_key, *prog_path, key, page, path, why);
+		rc = profile_add(pr, *prog_key, *prog_path, key, it.page, path, it.why);
 	free(key);
 	free(path);
 	return rc;

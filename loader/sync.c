@@ -21,7 +21,12 @@
  * the objects last seen that the dynamic linker still has is the anchor
  * again (keep_anchor, which a dlclose runs without xom's lock); the ones
  * it passes are forgotten.  Otherwise, and at the first sync, the whole
- * list is walked, as every sync did before.  Objects unloaded behind the
+ * list is walked, as every sync did before.  Other namespaces (dlmopen,
+ * audit modules) make dlpi_subs no count of unloads, since glibc counts
+ * their objects in it by another rule: so the anchor is asked of
+ * _dl_find_object before its link map is read, and the objects after it
+ * must be as many as were added, or the whole list is walked.  Objects
+ * unloaded behind the
  * anchor stay in the table until a new one lands at their place or a
  * sweep of the list, made once the table has grown by half since the
  * last, forgets them.
