@@ -158,18 +158,34 @@ int store_trusted(const char *dir, int system, char *why, size_t cap)
 
 int store_dirs_trusted(const char *dir, char *why, size_t cap)
 {
-	char p[PATH_MAX];
+	char bad[PATH_MAX];
+	struct stat st;
 
-	/* The store and every folder above it, / included. */
-	snprintf(p, sizeof(p), "%s", dir);
-	for (;;) {
-		if (owned_right(p[0] ? p : "/", 1, 0, why, cap) != 0)
-			return -1;
-		char *slash = strrchr(p, '/');
-		if (!slash || !p[0])
-			return 0;
-		*slash = 0;
+	/* The runtime's own rule (xom_dir_chain), with its reason. */
+	switch (xom_dir_chain(dir, lstat, bad, sizeof(bad), &st)) {
+	case XOM_DIR_OK:
+		return 0;
+	case XOM_DIR_RELATIVE:
+		snprintf(why, cap, "%s is not an absolute path", dir);
+		break;
+	case XOM_DIR_LONG:
+		snprintf(why, cap, "its path is too long");
+		break;
+	case XOM_DIR_MISSING:
+		snprintf(why, cap, "%s: %s", bad, strerror(errno));
+		break;
+	case XOM_DIR_NOT_DIR:
+		snprintf(why, cap, "%s is not a folder", bad);
+		break;
+	case XOM_DIR_NOT_ROOT:
+		snprintf(why, cap, "%s belongs to uid %u, not root", bad, (unsigned)st.st_uid);
+		break;
+	default:
+		snprintf(why, cap, "%s is writable by %s (mode %04o)", bad,
+		         st.st_mode & 020 ? "its group" : "others",
+		         (unsigned)(st.st_mode & 07777));
 	}
+	return -1;
 }
 
 /* ---- keys --------------------------------------------------------------- */

@@ -210,27 +210,47 @@ int xom_store_check_head(const void *buf, size_t len, const char **why)
 	return 0;
 }
 
-int xom_store_dir_shared(const char *dir,
-                         int (*lstat_fn)(const char *, struct stat *))
+int xom_dir_chain(const char *dir, int (*lstat_fn)(const char *, struct stat *),
+                  char *bad, size_t cap, struct stat *st)
 {
 	char p[4096];
-	struct stat st;
+	struct stat own;
 	size_t n = strlen(dir);
 
+	if (!st)
+		st = &own;
+	if (dir[0] != '/')
+		return XOM_DIR_RELATIVE;
 	if (n >= sizeof(p))
-		return 0;
+		return XOM_DIR_LONG;
 	memcpy(p, dir, n + 1);
-	for (char *s = p + n; s > p; ) {
-		if (lstat_fn(p, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0
-		    || (st.st_mode & 022))
-			return 0;
+	/* dir, each folder above it, and / (p empties to "" at the last). */
+	for (char *s = p + n;; ) {
+		const char *at = p[0] ? p : "/";
+		int why = lstat_fn(at, st) != 0 ? XOM_DIR_MISSING
+		          : !S_ISDIR(st->st_mode) ? XOM_DIR_NOT_DIR
+		          : st->st_uid != 0 ? XOM_DIR_NOT_ROOT
+		          : st->st_mode & 022 ? XOM_DIR_WRITABLE : XOM_DIR_OK;
+		if (why != XOM_DIR_OK) {
+			if (bad && cap) {
+				size_t k = strlen(at) < cap ? strlen(at) : cap - 1;
+				memcpy(bad, at, k);
+				bad[k] = 0;
+			}
+			return why;
+		}
+		if (!p[0])
+			return XOM_DIR_OK;
 		while (s > p && *s != '/')
 			s--;
 		*s = 0;
 	}
-	/* The loop ends before / itself. */
-	return dir[0] == '/' && lstat_fn("/", &st) == 0 && S_ISDIR(st.st_mode)
-	       && st.st_uid == 0 && !(st.st_mode & 022);
+}
+
+int xom_store_dir_shared(const char *dir,
+                         int (*lstat_fn)(const char *, struct stat *))
+{
+	return xom_dir_chain(dir, lstat_fn, NULL, 0, NULL) == XOM_DIR_OK;
 }
 
 void xom_store_seal_head(struct xom_store_head *h)

@@ -236,6 +236,13 @@ int xom_store_check_head(const void *buf, size_t len, const char **why);
 struct stat;
 int xom_store_dir_shared(const char *dir,
                          int (*lstat_fn)(const char *, struct stat *));
+/* The same check, saying why not: XOM_DIR_OK, or what the first folder
+ * from dir up that fails is (its path in bad, cut to cap; its lstat in
+ * *st, and for XOM_DIR_MISSING lstat_fn's errno). */
+enum { XOM_DIR_OK, XOM_DIR_RELATIVE, XOM_DIR_LONG, XOM_DIR_MISSING,
+       XOM_DIR_NOT_DIR, XOM_DIR_NOT_ROOT, XOM_DIR_WRITABLE };
+int xom_dir_chain(const char *dir, int (*lstat_fn)(const char *, struct stat *),
+                  char *bad, size_t cap, struct stat *st);
 void xom_store_seal_head(struct xom_store_head *h);
 /* The plan for k made from a file of shape *shape in a checked index of
  * len bytes, or NULL.  shape NULL: of any shape, for the tools that only
