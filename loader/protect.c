@@ -426,9 +426,10 @@ static int take_set(const struct xom_set_head *set)
  * `xom cache build` one for each program's start-up, and only those in
  * the system store, which is asked for a set only by the batch that holds
  * the main program (a dlopen's would be a slot read in vain).  Returns how
- * many no store has; *from_sets says whether a set gave any plan.
+ * many no store has; *from_sets says whether a set gave any plan, *last
+ * the last store asked.
  */
-static size_t find_plans(struct xom_stores *st, int *from_sets)
+static size_t find_plans(struct xom_stores *st, int *from_sets, int *last)
 {
 	size_t want = 0, misses = 0;
 	uint64_t hash = XOM_SET_HASH_INIT;
@@ -443,6 +444,7 @@ static size_t find_plans(struct xom_stores *st, int *from_sets)
 	}
 	*from_sets = 0;
 	for (int i = 0; i < XOM_NSTORES; i++) {
+		*last = i;
 		if (want >= 2 && (start || i != XOM_STORE_SYSTEM))
 			*from_sets |= take_set(xom_stores_find_set(st, i, hash));
 		misses = 0;
@@ -562,7 +564,9 @@ out:
 }
 
 /*
- * A start-up whose plans the stores all had, one by one, but in no set: the
+ * A start-up whose plans the stores all had, one by one, but in no set, and
+ * not all in the system store (whose plans come first, so that a set in
+ * the user's store would never be read for them): the
  * helper, with no file to scan, keeps the batch's set in the user's store
  * (or its fallback), so that the next start of the program reads one set.
  * A program whose every plan another program's start made, or whose set
@@ -834,10 +838,10 @@ static int run_batch(void (*apply)(void))
 		a->outcome = XOM_APPLIED;
 		classify(a);
 	}
-	int from_sets;
-	if (find_plans(&st, &from_sets))
+	int from_sets, last;
+	if (find_plans(&st, &from_sets, &last))
 		plan_misses(&mem);
-	else if (!from_sets)
+	else if (!from_sets && last != XOM_STORE_SYSTEM)
 		keep_set(&mem);
 	name_program();
 	xom_profile_open();

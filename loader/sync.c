@@ -21,12 +21,13 @@
  * the objects last seen that the dynamic linker still has is the anchor
  * again (keep_anchor, which a dlclose runs without xom's lock); the ones
  * it passes are forgotten.  Otherwise, and at the first sync, the whole
- * list is walked, as every sync did before.  Other namespaces (dlmopen,
- * audit modules) make dlpi_subs no count of unloads, since glibc counts
- * their objects in it by another rule: so the anchor is asked of
- * _dl_find_object before its link map is read, and the objects after it
- * must be as many as were added, or the whole list is walked.  Objects
- * unloaded behind the
+ * list is walked, as every sync did before.  The anchor is the list's
+ * last link map, with code or not, so that the objects after it must be
+ * exactly as many as glibc added: any other number sends the sync to the
+ * whole list.  Other namespaces (dlmopen, audit modules) make dlpi_subs no
+ * count of unloads, since glibc counts their objects in it by another
+ * rule; a whole walk finds them by that rule, and from then on every sync
+ * walks the whole list, as before.  Objects unloaded behind the
  * anchor stay in the table until a new one lands at their place or a
  * sweep of the list, made once the table has grown by half since the
  * last, forgets them.
@@ -43,7 +44,12 @@
 
 struct seen {
 	const struct link_map *map;
-	uintptr_t bias, lo;
+	uintptr_t bias, lo;                     /* its span's start; 0: no code */
+	uintptr_t at;                           /* an address inside it */
+};
+
+struct counts {
+	unsigned long long adds, subs;
 };
 
 /* Written inside dl_iterate_phdr callbacks alone (the linker's write lock
@@ -57,6 +63,7 @@ static struct {
 	struct seen gone[RECENT];               /* unloaded, to forget */
 	int ngone;
 	int rewalk;                             /* the next sync walks it all */
+	int other_ns;                           /* namespaces besides ours */
 	long late_at_sweep;                     /* late objects after a sweep */
 	uint32_t generation;
 } s = { .rewalk = 1 };
@@ -81,10 +88,12 @@ static int is_main_map(const struct link_map *m)
 	return !m->l_prev && (!m->l_name || !*m->l_name);
 }
 
+/* Every link map, code or not: the anchor must be the list's last. */
 static void remember_recent(const struct link_map *m, uintptr_t lo)
 {
 	s.top = (s.top + 1) % RECENT;
-	s.recent[s.top] = (struct seen){ m, m->l_addr, lo };
+	s.recent[s.top] = (struct seen){ m, m->l_addr, lo,
+	                                 m->l_ld ? (uintptr_t)m->l_ld : m->l_addr };
 	if (s.nrecent < RECENT)
 		s.nrecent++;
 }
@@ -101,7 +110,7 @@ static int loaded(const struct seen *e)
 {
 	struct dl_find_object fo;
 
-	return _dl_find_object((void *)e->lo, &fo) == 0 && fo.dlfo_link_map == e->map;
+	return _dl_find_object((void *)e->at, &fo) == 0 && fo.dlfo_link_map == e->map;
 }
 
 /* After unloads, and nothing added: the newest recent object still loaded
@@ -135,6 +144,8 @@ static void keep_anchor_only(void)
 static void forget_gone(void)
 {
 	for (int i = 0; i < s.ngone; i++) {
+		if (!s.gone[i].lo)
+			continue;       /* no code: never in the table */
 		struct xom_object *o = xom_object_find(s.gone[i].bias, s.gone[i].lo);
 		if (o && (o->flags & XOM_OBJ_LATE))
 			xom_object_forget(o);
@@ -181,10 +192,10 @@ static int walk_new(unsigned long long added)
 	if (n != added)
 		return -1;
 	for (m = first->l_next; m; m = m->l_next) {
-		if (map_image(m, 0, &ph, &phnum, &lo) != 0)
-			continue;
-		add_map(m, ph, phnum, XOM_OBJ_NEW);
-		remember_recent(m, lo);
+		int code = map_image(m, 0, &ph, &phnum, &lo) == 0;
+		remember_recent(m, code ? lo : 0);
+		if (code)
+			add_map(m, ph, phnum, XOM_OBJ_NEW);
 	}
 	return 0;
 }
@@ -215,19 +226,33 @@ static void forget_unseen(struct xom_object *o, void *arg)
  * an unload and a load, a known late object may be a new mapping at the
  * old place: it is checked (same).
  */
-static void walk_all(int collect, int renewed, unsigned long long subs)
+static void walk_all(int collect, int renewed, const struct counts *c)
 {
+	const struct link_map *head = list_head();
 	const ElfW(Phdr) *ph;
 	int phnum;
 	uintptr_t lo;
+	unsigned long long n = 0;
 
+	/* glibc's dlpi_subs is what was added less what is loaded, where
+	 * each object of another namespace counts as many times as its
+	 * namespace has objects: once the counts and our list disagree,
+	 * there are other namespaces, whose loads and unloads can leave
+	 * dlpi_subs where it was.  From then on every sync walks it all,
+	 * and checks its late objects after any load. */
+	for (const struct link_map *m = head; m; m = m->l_next)
+		n++;
+	if (c->subs != c->adds - n)
+		s.other_ns = 1;
+	renewed |= s.other_ns && c->adds != s.adds;
 	s.generation++;
 	s.nrecent = 0;
-	for (const struct link_map *m = list_head(); m; m = m->l_next) {
+	for (const struct link_map *m = head; m; m = m->l_next) {
 		int is_main = is_main_map(m);
-		if (map_image(m, is_main, &ph, &phnum, &lo) != 0)
+		int code = map_image(m, is_main, &ph, &phnum, &lo) == 0;
+		remember_recent(m, code ? lo : 0);
+		if (!code)
 			continue;
-		remember_recent(m, lo);
 		struct xom_object *o = xom_object_find_ph(m->l_addr, ph);
 		if (!o)
 			o = xom_object_find(m->l_addr, lo);
@@ -240,12 +265,8 @@ static void walk_all(int collect, int renewed, unsigned long long subs)
 	}
 	xom_objects_each(forget_unseen, NULL);
 	s.late_at_sweep = xom_objects_late();
-	s.full_subs = subs;
+	s.full_subs = c->subs;
 }
-
-struct counts {
-	unsigned long long adds, subs;
-};
 
 static int read_counts(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -268,7 +289,7 @@ static int keep_anchor(struct dl_phdr_info *info, size_t size, void *arg)
 
 	(void)size;
 	*more = 1;
-	if (s.rewalk || !s.nrecent || info->dlpi_adds != s.anchor_adds)
+	if (s.rewalk || s.other_ns || !s.nrecent || info->dlpi_adds != s.anchor_adds)
 		return 1;
 	if (info->dlpi_subs != s.anchor_subs) {
 		if (step_back() != 0) {
@@ -294,15 +315,16 @@ static int collect(struct dl_phdr_info *info, size_t size, void *arg)
 
 	read_counts(info, size, c);
 	forget_gone();
-	if (!s.rewalk && s.nrecent && c->subs != s.anchor_subs
-	    && c->adds == s.anchor_adds && step_back() == 0) {
+	int quick = !s.rewalk && !s.other_ns && s.nrecent;
+	if (quick && c->subs != s.anchor_subs && c->adds == s.anchor_adds
+	    && step_back() == 0) {
 		keep_anchor_only();
 		s.anchor_subs = c->subs;
 	}
 	/* No unload since the anchor was checked, by the counts; loaded()
 	 * makes sure before its link map is read, since other namespaces
 	 * make the counts lie, and walk_new checks the number it finds. */
-	if (!s.rewalk && s.nrecent && c->subs == s.anchor_subs && loaded(newest())
+	if (quick && s.nrecent && c->subs == s.anchor_subs && loaded(newest())
 	    && c->adds >= s.anchor_adds && walk_new(c->adds - s.anchor_adds) == 0) {
 		forget_gone();
 		/* Unloads behind the anchor leave their objects in the table:
@@ -310,11 +332,11 @@ static int collect(struct dl_phdr_info *info, size_t size, void *arg)
 		long late = xom_objects_late();
 		if (s.full_subs != c->subs && late > s.late_at_sweep + 16
 		    && late > s.late_at_sweep + s.late_at_sweep / 2)
-			walk_all(0, 0, c->subs);
+			walk_all(0, 0, c);
 	} else {
 		/* Any unload since the last whole walk may have left an object
 		 * in the table where a new one lies now. */
-		walk_all(1, c->subs != s.full_subs && c->adds != s.adds, c->subs);
+		walk_all(1, c->subs != s.full_subs && c->adds != s.adds, c);
 	}
 	s.rewalk = 0;
 	s.anchor_adds = c->adds;
