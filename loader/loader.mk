@@ -58,7 +58,8 @@ RT_BIN := $(B)/tests/runtime
 RT_MANY := $(foreach n,0 1 2 3 4 5 6 7 8 9,$(RT_BIN)/libmany$(n).so)
 RT_TESTS := $(RT_BIN)/xomtest $(RT_BIN)/libtarget.so $(RT_BIN)/libxomprobe.so \
 	$(RT_BIN)/libswap1.so $(RT_BIN)/libswap2.so $(RT_BIN)/libbulk.so \
-	$(RT_BIN)/libxom-tiny.so $(RT_BIN)/manyprog $(RT_BIN)/helperspy $(RT_MANY)
+	$(RT_BIN)/libxom-tiny.so $(RT_BIN)/manyprog $(RT_BIN)/helperspy $(RT_MANY) \
+	$(RT_BIN)/libdata1.so $(RT_BIN)/libdata2.so
 ALL += $(RT_TESTS)
 
 XOMTEST_SRC := tests/runtime/xomtest.c tests/runtime/xomtest-faults.c \
@@ -96,6 +97,10 @@ $(RT_BIN)/libbulk.so: tests/runtime/bulk.S
 $(RT_BIN)/libxomprobe.so: tests/runtime/probe.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -shared -fPIC -o $@ $<
+
+$(RT_BIN)/libdata%.so: tests/runtime/data.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -shared -fPIC -nostdlib -o $@ $<
 
 # Without a build-id, so that the runtime keys their plans by identity.
 $(RT_BIN)/libswap%.so: tests/runtime/swap.c

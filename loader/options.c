@@ -657,15 +657,18 @@ int xom_exclude_match(const struct xom_exclude *x, const char *path)
 {
 	if (!x->n && !x->rest)
 		return 0;
+	/* One pass: the last part's start, the pairs, any byte past ASCII. */
+	const unsigned char *c = (const unsigned char *)path;
 	const char *base = path;
 	uint64_t pairs = 0;
-	unsigned high = 0;
-	for (const char *c = path; *c; c++) {
-		if (*c == '/')
-			base = c + 1;
-		high |= (unsigned char)*c;
-		if (c != path)
-			pairs |= pair_bit((unsigned char)c[-1], (unsigned char)*c);
+	unsigned high = *c, prev = *c;
+	if (prev == '/')
+		base = path + 1;
+	for (unsigned cur; prev && (cur = *++c); prev = cur) {
+		pairs |= pair_bit((unsigned char)prev, (unsigned char)cur);
+		high |= cur;
+		if (cur == '/')
+			base = (const char *)c + 1;
 	}
 	int ascii = high < 0x80;
 	for (int i = 0; i < x->n; i++)

@@ -426,6 +426,59 @@ static int m_namespaces(int argc, char **argv)
 	PASS("");
 }
 
+/*
+ * namespaces-data K0 ... K4 KEEP E A D1 D2 N1 N2 L: libraries without code
+ * (D1, D2) lie after the last library with code that the door saw (A);
+ * then, behind the door, K0 ... K4 and E are closed and E is opened again
+ * in another namespace, where glibc often gives it E's old link map and
+ * place, with one more library (N2) in that namespace.  dlpi_subs is back
+ * where it was, and the link maps after A are as many as were added: only
+ * an anchor that is the list's last link map (D2) tells that E is not the
+ * program's.  After the door's dlclose of A, its dlopen of L must protect
+ * L.  The caller counts L's verbose=1 line, which must be one; SKIP when E
+ * did not come back in its old link map at its old place.
+ */
+static int m_namespaces_data(int argc, char **argv)
+{
+	test_name = "namespaces-data";
+	CHECK(argc > 13, "usage: %s K0 ... K4 KEEP E A D1 D2 N1 N2 L", test_name);
+	if (raw_doors())
+		return 1;
+	void *(*raw_mopen)(Lmid_t, const char *, int) =
+		(void *(*)(Lmid_t, const char *, int))dlsym(dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD),
+		                                           "dlmopen");
+	CHECK(raw_mopen, "libc's own dlmopen");
+	void *k[5];
+	for (int i = 0; i < 5; i++)
+		CHECK((k[i] = dlopen(argv[1 + i], RTLD_NOW)), "dlopen: %s", dlerror());
+	CHECK(dlopen(argv[6], RTLD_NOW), "dlopen: %s", dlerror());
+	void *e = dlopen(argv[7], RTLD_NOW), *a = dlopen(argv[8], RTLD_NOW);
+	CHECK(e && a, "dlopen: %s", dlerror());
+	CHECK(dlopen(argv[9], RTLD_NOW) && dlopen(argv[10], RTLD_NOW), "dlopen: %s", dlerror());
+	void *n1 = dlmopen(LM_ID_NEWLM, argv[11], RTLD_NOW);
+	CHECK(n1, "dlmopen: %s", dlerror());
+	Lmid_t ns;
+	struct link_map *me, *mx;
+	CHECK(dlinfo(n1, RTLD_DI_LMID, &ns) == 0 && dlinfo(e, RTLD_DI_LINKMAP, &me) == 0,
+	      "dlinfo: %s", dlerror());
+	uintptr_t e_addr = me->l_addr;
+	for (int i = 0; i < 5; i++)
+		CHECK(raw_close(k[i]) == 0, "libc's dlclose");
+	CHECK(raw_close(e) == 0, "libc's dlclose");
+	void *x = raw_mopen(ns, argv[7], RTLD_NOW);
+	CHECK(x && raw_mopen(ns, argv[12], RTLD_NOW), "libc's dlmopen");
+	CHECK(dlinfo(x, RTLD_DI_LINKMAP, &mx) == 0, "dlinfo: %s", dlerror());
+	if (mx != me || mx->l_addr != e_addr) {
+		printf("SKIP %s: the library came back in another link map or at another place, so this run cannot test the case\n",
+		       test_name);
+		return 0;
+	}
+	CHECK(dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD), "dlopen: %s", dlerror());
+	CHECK(dlclose(a) == 0, "dlclose: %s", dlerror());
+	CHECK(dlopen(argv[13], RTLD_NOW), "dlopen: %s", dlerror());
+	PASS("");
+}
+
 static int m_reload_raw(int argc, char **argv)
 {
 	test_name = "reload-raw";
@@ -578,6 +631,7 @@ const struct mode core_modes[] = {
 	{ "reload-behind", "LIB [OTHER]", "reloaded behind the door: protected again", m_reload_behind },
 	{ "reload-middle", "LIB OTHER", "reloaded behind the door, behind OTHER: protected again", m_reload_middle },
 	{ "namespaces", "L0 ... L8", "libraries come and go in several namespaces: each protected", m_namespaces },
+	{ "namespaces-data", "K0 ... K4 KEEP E A D1 D2 N1 N2 L", "a namespace's loads behind the door, after libraries without code: L protected", m_namespaces_data },
 	{ "reload-raw", "LIB", "reloaded behind the door: known, not new (backend=none)", m_reload_raw },
 	{ "fork", "", "fork, fork+exec keep the protection", m_fork },
 	{ "vfork", "", "vfork+exec keeps the protection", m_fork },
