@@ -291,15 +291,18 @@ static int m_cycle(int argc, char **argv)
 
 static void *(*raw_open)(const char *, int);
 static int (*raw_close)(void *);
+static void *(*raw_mopen)(Lmid_t, const char *, int);
 
-/* libc's own dlopen and dlclose, which the preload door does not wrap. */
+/* libc's own dlopen, dlclose and dlmopen, which the preload door does not
+ * wrap. */
 static int raw_doors(void)
 {
 	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
 	CHECK(libc, "libc: %s", dlerror());
 	raw_open = (void *(*)(const char *, int))dlsym(libc, "dlopen");
 	raw_close = (int (*)(void *))dlsym(libc, "dlclose");
-	CHECK(raw_open && raw_close && (void *)raw_open != (void *)dlopen,
+	raw_mopen = (void *(*)(Lmid_t, const char *, int))dlsym(libc, "dlmopen");
+	CHECK(raw_open && raw_close && raw_mopen && (void *)raw_open != (void *)dlopen,
 	      "libc's own dlopen and dlclose (the door's: %p)", (void *)dlopen);
 	return 0;
 }
@@ -404,10 +407,6 @@ static int m_namespaces(int argc, char **argv)
 	CHECK(argc > 9, "usage: %s L0 ... L8", test_name);
 	if (raw_doors())
 		return 1;
-	void *(*raw_mopen)(Lmid_t, const char *, int) =
-		(void *(*)(Lmid_t, const char *, int))dlsym(dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD),
-		                                           "dlmopen");
-	CHECK(raw_mopen, "libc's own dlmopen");
 	void *l0 = dlopen(argv[1], RTLD_NOW), *l1 = dlopen(argv[2], RTLD_NOW);
 	CHECK(l0 && l1, "dlopen: %s", dlerror());
 	CHECK(dlclose(l0) == 0, "dlclose: %s", dlerror());
@@ -444,10 +443,6 @@ static int m_namespaces_data(int argc, char **argv)
 	CHECK(argc > 13, "usage: %s K0 ... K4 KEEP E A D1 D2 N1 N2 L", test_name);
 	if (raw_doors())
 		return 1;
-	void *(*raw_mopen)(Lmid_t, const char *, int) =
-		(void *(*)(Lmid_t, const char *, int))dlsym(dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD),
-		                                           "dlmopen");
-	CHECK(raw_mopen, "libc's own dlmopen");
 	void *k[5];
 	for (int i = 0; i < 5; i++)
 		CHECK((k[i] = dlopen(argv[1 + i], RTLD_NOW)), "dlopen: %s", dlerror());
