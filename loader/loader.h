@@ -257,9 +257,6 @@ size_t xom_batch_apply_found(void);
 /* Passes 2 and 3, with walk calling xom_batch_apply for every listed
  * object, or xom_batch_apply_found; as xom_batch_run for the result. */
 int xom_batch_run_walk(void (*walk)(void));
-/* Whether the object o, protected, still is: a library unloaded and loaded
- * again at its place is mapped anew, without the key (one system call). */
-int xom_object_still_protected(const struct xom_object *o);
 
 /* ---- apply.c: one plan, one mapping ------------------------------------- */
 enum { XOM_APPLIED, XOM_EXEMPT, XOM_UNPROTECTED };

@@ -175,7 +175,7 @@ static void batch_unmap(void)
  * reads a string from a protected page fails with EFAULT, and access()
  * does nothing else with it.  (Pass 2 does this: it is a system call.)
  */
-int xom_object_still_protected(const struct xom_object *o)
+static int still_protected(const struct xom_object *o)
 {
 	if (!o->probe || xom_opt.backend == XOM_BACKEND_NONE)
 		return 1;
@@ -331,7 +331,7 @@ static void classify(struct arrival *a)
 	int stale = known && (a->flags & XOM_OBJ_OTHER_NS)
 	            && !(known->flags & XOM_OBJ_OTHER_NS);
 	if (known && !(a->flags & XOM_OBJ_NEW) && !stale
-	    && !((a->flags & XOM_OBJ_VERIFY) && !xom_object_still_protected(known))) {
+	    && !((a->flags & XOM_OBJ_VERIFY) && !still_protected(known))) {
 		a->done = 1;
 		return;
 	}
@@ -422,14 +422,15 @@ static int take_set(const struct xom_set_head *set)
  * store that has it.  A batch of two or more first asks a store for its
  * set (xom_plan.h), then looks up alone what the set lacked.  The helper
  * keeps a set for the batch it scanned for, in the user's stores, and for
- * a start-up that the stores served object by object (keep_set);
+ * a start-up that the stores served object by object (plan_misses);
  * `xom cache build` one for each program's start-up, and only those in
  * the system store, which is asked for a set only by the batch that holds
  * the main program (a dlopen's would be a slot read in vain).  Returns how
- * many no store has; *from_sets says whether a set gave any plan, *last
- * the last store asked.
+ * many no store has; *keep_set says whether the batch is a start-up that
+ * the stores past the system store served plan by plan, with no set
+ * (plan_misses).
  */
-static size_t find_plans(struct xom_stores *st, int *from_sets, int *last)
+static size_t find_plans(struct xom_stores *st, int *keep_set)
 {
 	size_t want = 0, misses = 0;
 	uint64_t hash = XOM_SET_HASH_INIT;
@@ -442,11 +443,11 @@ static size_t find_plans(struct xom_stores *st, int *from_sets, int *last)
 		}
 		start |= a->flags & XOM_OBJ_MAIN;
 	}
-	*from_sets = 0;
+	int from_sets = 0, last = 0;
 	for (int i = 0; i < XOM_NSTORES; i++) {
-		*last = i;
+		last = i;
 		if (want >= 2 && (start || i != XOM_STORE_SYSTEM))
-			*from_sets |= take_set(xom_stores_find_set(st, i, hash));
+			from_sets |= take_set(xom_stores_find_set(st, i, hash));
 		misses = 0;
 		EACH_ARRIVAL(a)
 			if (wants_plan(a) && !a->plan)
@@ -455,6 +456,8 @@ static size_t find_plans(struct xom_stores *st, int *from_sets, int *last)
 		if (!misses)
 			break;
 	}
+	*keep_set = start && want >= 2 && !misses && !from_sets
+	            && last != XOM_STORE_SYSTEM;
 	return misses;
 }
 
@@ -511,9 +514,17 @@ static void pass_room_free(void *p, size_t mapped)
 		x_munmap(p, mapped);
 }
 
-/* One helper run for every object no store had; it also keeps the set
- * of the whole batch's plans, for its next run. */
-static XOM_RARE void plan_misses(void **mem)
+/*
+ * One helper run for every object no store had; it also keeps the set of
+ * the whole batch's plans, for its next run.  With none missing and
+ * keep_set (find_plans), the run keeps the set alone: a program whose
+ * every plan another program's start made, or whose set another batch of
+ * its own pushed out, would otherwise look each plan up at every start.
+ * That run is quiet, since nothing is left unprotected when it cannot be
+ * made (each start then tries again), and is made only where the helper
+ * has a store to keep it in.
+ */
+static XOM_RARE void plan_misses(void **mem, int keep_set)
 {
 	static const char *s_paths[BATCH_ARRIVALS] XOM_COLD;
 	static const struct xom_plan_head *s_plans[BATCH_ARRIVALS] XOM_COLD;
@@ -529,8 +540,9 @@ static XOM_RARE void plan_misses(void **mem)
 	const struct xom_plan_key **keys = pass_room(s_keys, nbatch, sizeof(*keys), &m[4]);
 
 	if (!paths || !plans || !whys || !slot || !keys) {
-		xom_notice("no memory for the scanner's list of %zu objects; they are left unprotected",
-		           nbatch);
+		if (!keep_set)          /* then nothing is missing */
+			xom_notice("no memory for the scanner's list of %zu objects; they are left unprotected",
+			           nbatch);
 		goto out;
 	}
 	EACH_ARRIVAL(a) {
@@ -546,8 +558,13 @@ static XOM_RARE void plan_misses(void **mem)
 		slot[k++] = a;
 		bytes += a->hi - a->lo;
 	}
-	if (!k)
+	if (!k) {
+		char dir[XOM_PATH_MAX];
+		if (keep_set && (xom_store_dir(XOM_STORE_USER, dir, sizeof(dir))
+		                 || xom_store_dir(XOM_STORE_FALLBACK, dir, sizeof(dir))))
+			xom_helper_keep_set(keys, nkeys, mem);
 		goto out;
+	}
 	say_scanning(k, bytes);
 	/* A run that failed said so; the plans of those that did not hold. */
 	xom_helper_run(paths, k, nkeys >= 2 ? keys : NULL, nkeys, plans, whys, mem);
@@ -561,41 +578,6 @@ out:
 	pass_room_free(whys, m[2]);
 	pass_room_free(slot, m[3]);
 	pass_room_free(keys, m[4]);
-}
-
-/*
- * A start-up whose plans the stores all had, one by one, but in no set, and
- * not all in the system store (whose plans come first, so that a set in
- * the user's store would never be read for them): the
- * helper, with no file to scan, keeps the batch's set in the user's store
- * (or its fallback), so that the next start of the program reads one set.
- * A program whose every plan another program's start made, or whose set
- * another batch of its own pushed out, would otherwise look each plan up
- * at every start.  Quiet: when it cannot be kept, each start tries again,
- * at the cost of a helper that cannot be started, or of one run.
- */
-static XOM_RARE void keep_set(void **mem)
-{
-	static const struct xom_plan_key *s_keys[BATCH_ARRIVALS] XOM_COLD;
-	char dir[XOM_PATH_MAX];
-	size_t nkeys = 0, m, want = 0;
-	int start = 0;
-
-	EACH_ARRIVAL(a) {
-		want += wants_plan(a);
-		start |= a->flags & XOM_OBJ_MAIN;
-	}
-	if (!start || want < 2 || (!xom_store_dir(XOM_STORE_USER, dir, sizeof(dir))
-	                           && !xom_store_dir(XOM_STORE_FALLBACK, dir, sizeof(dir))))
-		return;
-	const struct xom_plan_key **keys = pass_room(s_keys, nbatch, sizeof(*keys), &m);
-	if (!keys)
-		return;
-	EACH_ARRIVAL(a)
-		if (wants_plan(a))
-			keys[nkeys++] = &a->key;
-	xom_helper_keep_set(keys, nkeys, mem);
-	pass_room_free(keys, m);
 }
 
 /*
@@ -838,11 +820,9 @@ static int run_batch(void (*apply)(void))
 		a->outcome = XOM_APPLIED;
 		classify(a);
 	}
-	int from_sets, last;
-	if (find_plans(&st, &from_sets, &last))
-		plan_misses(&mem);
-	else if (!from_sets && last != XOM_STORE_SYSTEM)
-		keep_set(&mem);
+	int keep_set;
+	if (find_plans(&st, &keep_set) || keep_set)
+		plan_misses(&mem, keep_set);
 	name_program();
 	xom_profile_open();
 	if (apply) {

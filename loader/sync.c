@@ -5,11 +5,11 @@
  * Phase: object.  Each walk runs inside a dl_iterate_phdr callback, which
  * holds the dynamic linker's write lock: no object is added to the list or
  * taken out of it meanwhile (glibc unlinks, unmaps and frees an object
- * under that lock), so the walks only read memory, but for the probe of
- * an object that may have been loaded again (still_there), one quick
- * system call.  libc's own dlopen takes the load lock first, so the batch
- * runs after the walk, and its pass 3 checks each arrival again under the
- * write lock (see protect.c).
+ * under that lock), so the walks only read memory; an object that may have
+ * been loaded again at its old place is checked in pass 2, outside the
+ * lock (XOM_OBJ_VERIFY).  libc's own dlopen takes the load lock first, so
+ * the batch runs after the walk, and its pass 3 checks each arrival again
+ * under the write lock (see protect.c).
  *
  * What a sync costs is what arrived, not what is loaded.  glibc appends
  * each new link map to the end of its namespace's list, and counts the
@@ -140,6 +140,17 @@ static void keep_anchor_only(void)
 	s.nrecent = s.nrecent ? 1 : 0;
 }
 
+/* After unloads, and nothing added: the anchor again, at subs; 0, or -1
+ * when none of the recent objects is loaded. */
+static int reanchor(unsigned long long subs)
+{
+	if (step_back() != 0)
+		return -1;
+	keep_anchor_only();
+	s.anchor_subs = subs;
+	return 0;
+}
+
 /* Forgets what step_back found unloaded (xom's lock is held). */
 static void forget_gone(void)
 {
@@ -200,16 +211,12 @@ static int walk_new(unsigned long long added)
 	return 0;
 }
 
-/* Whether the table's object o is the link map m's: at its place, under
- * its name, and, after unloads and loads, still under xom's key. */
-static int same(const struct xom_object *o, const struct link_map *m,
-                int is_main, int renewed)
+/* Whether the table's object o is the link map m's: at its place and
+ * under its name (objects of the start-up are never unloaded). */
+static int same(const struct xom_object *o, const struct link_map *m, int is_main)
 {
-	if (!(o->flags & XOM_OBJ_LATE) || is_main)
-		return 1;       /* objects of the start-up are never unloaded */
-	if (strncmp(o->path, m->l_name ? m->l_name : "", XOM_NAME_MAX - 1))
-		return 0;
-	return !renewed || xom_object_still_protected(o);
+	return !(o->flags & XOM_OBJ_LATE) || is_main
+	       || !strncmp(o->path, m->l_name ? m->l_name : "", XOM_NAME_MAX - 1);
 }
 
 static void forget_unseen(struct xom_object *o, void *arg)
@@ -224,7 +231,7 @@ static void forget_unseen(struct xom_object *o, void *arg)
  * The whole list.  collect: objects not in the table join the batch (a
  * sync); otherwise only the table's objects are marked (a sweep).  After
  * an unload and a load, a known late object may be a new mapping at the
- * old place: it is checked (same).
+ * old place: it joins the batch too, to be checked (XOM_OBJ_VERIFY).
  */
 static void walk_all(int collect, int renewed, const struct counts *c)
 {
@@ -256,8 +263,10 @@ static void walk_all(int collect, int renewed, const struct counts *c)
 		struct xom_object *o = xom_object_find_ph(m->l_addr, ph);
 		if (!o)
 			o = xom_object_find(m->l_addr, lo);
-		if (o && (!collect || same(o, m, is_main, renewed))) {
+		if (o && (!collect || same(o, m, is_main))) {
 			o->seen = s.generation;
+			if (collect && renewed && (o->flags & XOM_OBJ_LATE) && !is_main)
+				add_map(m, ph, phnum, XOM_OBJ_VERIFY);
 			continue;
 		}
 		if (collect)
@@ -291,13 +300,9 @@ static int keep_anchor(struct dl_phdr_info *info, size_t size, void *arg)
 	*more = 1;
 	if (s.rewalk || s.other_ns || !s.nrecent || info->dlpi_adds != s.anchor_adds)
 		return 1;
-	if (info->dlpi_subs != s.anchor_subs) {
-		if (step_back() != 0) {
-			s.rewalk = 1;
-			return 1;
-		}
-		keep_anchor_only();
-		s.anchor_subs = info->dlpi_subs;
+	if (info->dlpi_subs != s.anchor_subs && reanchor(info->dlpi_subs) != 0) {
+		s.rewalk = 1;
+		return 1;
 	}
 	/* What step_back found gone is forgotten by the next sync that
 	 * holds xom's lock (forget_gone): until then the fault handler may
@@ -314,19 +319,15 @@ static int collect(struct dl_phdr_info *info, size_t size, void *arg)
 	struct counts *c = arg;
 
 	read_counts(info, size, c);
-	forget_gone();
 	int quick = !s.rewalk && !s.other_ns && s.nrecent;
-	if (quick && c->subs != s.anchor_subs && c->adds == s.anchor_adds
-	    && step_back() == 0) {
-		keep_anchor_only();
-		s.anchor_subs = c->subs;
-	}
+	if (quick && c->subs != s.anchor_subs && c->adds == s.anchor_adds)
+		reanchor(c->subs);
+	forget_gone();
 	/* No unload since the anchor was checked, by the counts; loaded()
 	 * makes sure before its link map is read, since other namespaces
 	 * make the counts lie, and walk_new checks the number it finds. */
 	if (quick && s.nrecent && c->subs == s.anchor_subs && loaded(newest())
 	    && c->adds >= s.anchor_adds && walk_new(c->adds - s.anchor_adds) == 0) {
-		forget_gone();
 		/* Unloads behind the anchor leave their objects in the table:
 		 * once it has grown by half, a sweep forgets them. */
 		long late = xom_objects_late();
