@@ -671,20 +671,16 @@ int xom_exclude_match(const struct xom_exclude *x, const char *path)
 			base = (const char *)c + 1;
 	}
 	int ascii = high < 0x80;
-	for (int i = 0; i < x->n; i++)
-		if (pattern_matches(&x->pat[i], path, pairs, ascii, base))
-			return 1;
-	/* Past the patterns compiled, each is compiled in turn. */
-	size_t n;
-	for (const char *p = x->rest; (p = next_pattern(p, &n)); p += n + (p[n] == ',')) {
-		struct xom_exclude_pat e;
-		if (!n || n >= 256)
-			continue;
-		compile_one(p, n, &e);
-		if (pattern_matches(&e, path, pairs, ascii, base))
-			return 1;
+	/* Past the patterns compiled, the rest are compiled in turn. */
+	struct xom_exclude more;
+	for (const struct xom_exclude *e = x;; e = &more) {
+		for (int i = 0; i < e->n; i++)
+			if (pattern_matches(&e->pat[i], path, pairs, ascii, base))
+				return 1;
+		if (!e->rest)
+			return 0;
+		xom_exclude_compile(e->rest, &more);
 	}
-	return 0;
 }
 
 int xom_opt_excludes(const struct xom_opts *o, const char *path)
