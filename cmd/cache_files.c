@@ -204,48 +204,44 @@ static uint64_t va_off(const Elf64_Phdr *ph, unsigned nph, uint64_t va, uint64_t
 	return off;
 }
 
-/* Calls fn for each entry of the dynamic section dyn, up to DT_NULL, until
- * it returns nonzero.  Read where the dynamic linker reads it: in memory
- * at dyn's p_vaddr, so in the file through the PT_LOAD of ph that maps
- * that address (past its file bytes lie zeros: DT_NULL), whatever dyn's
- * own p_offset and p_filesz say. */
-static void each_dyn(int fd, const Elf64_Phdr *ph, unsigned nph, const Elf64_Phdr *dyn,
-                     int (*fn)(const Elf64_Dyn *, void *), void *arg)
-{
-	Elf64_Dyn d[256];
-	uint64_t end = 0, off = va_off(ph, nph, dyn->p_vaddr, &end);
-
-	if (!off)
-		return;
-	for (size_t n = (end - off) / sizeof(d[0]), at = 0; at < n && at < 65536; at += 256) {
-		size_t k = n - at < 256 ? n - at : 256;
-		if (read_at(fd, d, k * sizeof(d[0]), off + at * sizeof(d[0])) != 0)
-			return;
-		for (size_t i = 0; i < k; i++)
-			if (d[i].d_tag == DT_NULL || fn(&d[i], arg))
-				return;
-	}
-}
-
+/* What a dynamic section says that the builds need. */
 struct tags {
 	int pie, audit;                 /* DF_1_PIE; DT_AUDIT or DT_DEPAUDIT */
 	uint64_t strtab, paths[8];      /* DT_STRTAB; DT_RPATH and DT_RUNPATH */
 	unsigned npaths;
 };
 
-static int note_tag(const Elf64_Dyn *d, void *arg)
+/* The tags of the dynamic section dyn, up to DT_NULL, into *t (zeroed
+ * first).  Read where the dynamic linker reads it: in memory at dyn's
+ * p_vaddr, so in the file through the PT_LOAD of ph that maps that
+ * address (past its file bytes lie zeros: DT_NULL), whatever dyn's own
+ * p_offset and p_filesz say. */
+static void read_tags(int fd, const Elf64_Phdr *ph, unsigned nph, const Elf64_Phdr *dyn,
+                      struct tags *t)
 {
-	struct tags *t = arg;
+	Elf64_Dyn d[256];
+	uint64_t end = 0, off = va_off(ph, nph, dyn->p_vaddr, &end);
 
-	if (d->d_tag == DT_FLAGS_1 && (d->d_un.d_val & DF_1_PIE))
-		t->pie = 1;
-	if (d->d_tag == DT_AUDIT || d->d_tag == DT_DEPAUDIT)
-		t->audit = 1;
-	if (d->d_tag == DT_STRTAB)
-		t->strtab = d->d_un.d_ptr;
-	if ((d->d_tag == DT_RPATH || d->d_tag == DT_RUNPATH) && t->npaths < 8)
-		t->paths[t->npaths++] = d->d_un.d_val;
-	return 0;
+	memset(t, 0, sizeof(*t));
+	if (!off)
+		return;
+	for (size_t n = (end - off) / sizeof(d[0]), at = 0; at < n && at < 65536; at += 256) {
+		size_t k = n - at < 256 ? n - at : 256;
+		if (read_at(fd, d, k * sizeof(d[0]), off + at * sizeof(d[0])) != 0)
+			return;
+		for (size_t i = 0; i < k; i++) {
+			if (d[i].d_tag == DT_NULL)
+				return;
+			if (d[i].d_tag == DT_FLAGS_1 && (d[i].d_un.d_val & DF_1_PIE))
+				t->pie = 1;
+			if (d[i].d_tag == DT_AUDIT || d[i].d_tag == DT_DEPAUDIT)
+				t->audit = 1;
+			if (d[i].d_tag == DT_STRTAB)
+				t->strtab = d[i].d_un.d_ptr;
+			if ((d[i].d_tag == DT_RPATH || d[i].d_tag == DT_RUNPATH) && t->npaths < 8)
+				t->paths[t->npaths++] = d[i].d_un.d_val;
+		}
+	}
 }
 
 /* The ELF header and program headers of an x86-64 file (at most 64); 0,
@@ -276,7 +272,7 @@ int files_run_paths(const char *obj, char *buf, size_t cap)
 		goto out;
 	for (unsigned i = 0; i < eh.e_phnum; i++)
 		if (ph[i].p_type == PT_DYNAMIC)
-			each_dyn(fd, ph, eh.e_phnum, &ph[i], note_tag, &t);
+			read_tags(fd, ph, eh.e_phnum, &ph[i], &t);
 	uint64_t strtab = t.strtab ? va_off(ph, eh.e_phnum, t.strtab, NULL) : 0;
 	rc = 0;
 	for (unsigned i = 0; i < t.npaths && rc == 0; i++) {
@@ -338,7 +334,7 @@ static enum elf_kind elf_kind(int fd, uint64_t size, char *interp, size_t cap,
 		return ELF_NO_CODE;
 	struct tags t = { 0 };
 	if (has_dyn)
-		each_dyn(fd, ph, eh.e_phnum, &dyn, note_tag, &t);
+		read_tags(fd, ph, eh.e_phnum, &dyn, &t);
 	int pie = t.pie;
 	if (audit)
 		*audit = t.audit;
