@@ -280,20 +280,23 @@ def startup(n, n_cold, quick):
 
 # ---- 2b. The start-up floor and dlopen: the issue's targets ------------------
 
+def strace(args, env_extra):
+    """strace -f's lines for one run of args, and its exit status."""
+    env = env_without_xom()
+    env.update(env_extra)
+    with tempfile.NamedTemporaryFile(prefix="xom-bench-strace-") as f:
+        p = subprocess.run(["strace", "-f", "-qq", "-o", f.name] + args, env=env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return open(f.name).read().splitlines(), p.returncode
+
+
 def lookup_calls(cmd, cache):
     """System calls per process: those on the stores' index files (opens of
     an index, and the fstat, pread, mmap, close and munmap of what they
     opened),
     and all calls with xom and with the empty preload, from strace -f."""
-    def trace(env_extra):
-        env = env_without_xom()
-        env.update(env_extra)
-        with tempfile.NamedTemporaryFile(prefix="xom-bench-strace-") as f:
-            subprocess.run(["strace", "-f", "-qq", "-o", f.name] + cmd.split(), env=env,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            return open(f.name).read().splitlines()
-    xom = trace({"LD_PRELOAD": LIBXOM, "XOM_OPTIONS": f"backend=none:cache={cache}"})
-    empty = trace({"LD_PRELOAD": EMPTY})
+    xom = strace(cmd.split(), {"LD_PRELOAD": LIBXOM, "XOM_OPTIONS": f"backend=none:cache={cache}"})[0]
+    empty = strace(cmd.split(), {"LD_PRELOAD": EMPTY})[0]
     fds, maps, n = set(), set(), 0
     for l in xom:
         l = re.sub(r"^\d+\s+", "", l)
@@ -387,30 +390,24 @@ def cycle_counts(objects, cycles=(10, 30)):
     cache = tempfile.mkdtemp(prefix="xom-bench-cache-")
     xenv = {"LD_PRELOAD": LIBXOM, "XOM_OPTIONS": f"backend=none:cache={cache}"}
 
+    def ir(n, extra):
+        return instructions(f"{DCYCLE} {CYCLEDIR} {objects} {n}", extra)
+
     def calls(n, extra):
-        env = env_without_xom()
-        env.update(extra)
-        with tempfile.NamedTemporaryFile(prefix="xom-bench-strace-") as f:
-            p = subprocess.run(["strace", "-f", "-qq", "-o", f.name, DCYCLE, CYCLEDIR,
-                                str(objects), str(n)], env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            return len(open(f.name).read().splitlines()) if p.returncode == 0 else None
+        lines, rc = strace([DCYCLE, CYCLEDIR, str(objects), str(n)], extra)
+        return len(lines) if rc == 0 else None
 
     try:
         env = env_without_xom()
         env.update(xenv)
         subprocess.run([DCYCLE, CYCLEDIR, str(objects), "2"], env=env, capture_output=True)
         # Under valgrind its own preloads join: planned in a first run.
-        instructions(f"{DCYCLE} {CYCLEDIR} {objects} 2", xenv)
+        ir(2, xenv)
         lo, hi = cycles
         out = []
-        for fn in (instructions, calls):
+        for fn in (ir, calls):
             for extra in ({}, xenv):
-                if fn is instructions:
-                    a = fn(f"{DCYCLE} {CYCLEDIR} {objects} {lo}", extra)
-                    b = fn(f"{DCYCLE} {CYCLEDIR} {objects} {hi}", extra)
-                else:
-                    a, b = fn(lo, extra), fn(hi, extra)
+                a, b = fn(lo, extra), fn(hi, extra)
                 if a is None or b is None:
                     return None
                 out.append((b - a) / (hi - lo))
@@ -462,8 +459,7 @@ def warm_lookups():
             try:
                 os.chmod(d, 0o755)
                 st = os.path.join(d, "s")
-                shutil.copytree(os.path.join(cache, "xom") if os.path.isdir(
-                    os.path.join(cache, "xom")) else cache, st)
+                shutil.copytree(cache, st)
                 for root, dirs, files in os.walk(st):
                     os.chmod(root, 0o755)
                     for f in files:

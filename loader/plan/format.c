@@ -1,7 +1,7 @@
 /*
  * format.c - the plan, store, symbol-file and profile-line formats
- * (xom_plan.h): sizes, checksums, sealing, checking, keys and lookups.  Shared by the runtime
- * and the tools.  Everything here also runs in the fault handler: no
+ * (xom_plan.h): sizes, checksums, sealing, checking, keys and lookups.
+ * Shared by the runtime and the tools.  Everything here also runs in the fault handler: no
  * allocation, no locks, no stdio.
  */
 #include <elf.h>
