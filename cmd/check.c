@@ -7,6 +7,7 @@
 #include <cpuid.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <gnu/libc-version.h>
 #include <limits.h>
@@ -65,6 +66,46 @@ static void check_line(int good, const char *what, const char *why_bad,
 		failure = why_bad;
 }
 
+/* Whether reads of p are denied: write(2) copies from it, or fails with
+ * EFAULT. */
+static int unreadable(const void *p)
+{
+	int fd[2], r;
+
+	if (pipe(fd) != 0)
+		return 0;
+	r = write(fd[1], p, 1) < 0 && errno == EFAULT;
+	close(fd[0]);
+	close(fd[1]);
+	return r;
+}
+
+/* Where a seccomp filter refuses pkey_alloc, the runtime uses the kernel's
+ * own execute-only key (loader/kernkey.c): by mprotect(PROT_EXEC), or by
+ * mapping code again from its file with PROT_EXEC.  Tried the same ways
+ * here, on a page of this program's own file. */
+static const char *kernel_key_way(void)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	const char *way = NULL;
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	void *p = fd < 0 ? MAP_FAILED
+	          : mmap(NULL, (size_t)pg, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+
+	if (p == MAP_FAILED) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	if (mprotect(p, (size_t)pg, PROT_EXEC) == 0)
+		way = unreadable(p) ? "mprotect(PROT_EXEC)" : NULL;
+	else if (mmap(p, (size_t)pg, PROT_EXEC, MAP_PRIVATE | MAP_FIXED, fd, 0) == p)
+		way = unreadable(p) ? "mapping code again from its file with PROT_EXEC" : NULL;
+	munmap(p, (size_t)pg);
+	close(fd);
+	return way;
+}
+
 /* CPUID, pkey_alloc and the free keys.  Returns 1 when keys work. */
 static int check_keys(void)
 {
@@ -84,13 +125,23 @@ static int check_keys(void)
 
 	int key = pkey_alloc(0, PKEY_DISABLE_ACCESS);
 	int alloc_errno = errno;
+	int filtered = key < 0 && pku && ospke
+	               && (alloc_errno == EPERM || alloc_errno == ENOSYS);
 	if (key >= 0)
 		check_line(1, "pkey_alloc", NULL, "works (got key %d)", key);
 	else
-		check_line(0, "pkey_alloc", "pkey_alloc fails", "fails: %s",
-		           strerror(alloc_errno));
+		check_line(filtered ? -1 : 0, "pkey_alloc", "pkey_alloc fails", "fails: %s%s",
+		           strerror(alloc_errno), filtered ? " (a seccomp filter refuses it)" : "");
 	check_line(1, "glibc", NULL, "%s %s", gnu_get_libc_version(),
 	           gnu_get_libc_release());
+	if (filtered) {
+		const char *way = kernel_key_way();
+		check_line(way != NULL, "kernel key", "a seccomp filter refuses pkey_alloc and the kernel's execute-only key",
+		           way ? "works: a seccomp filter refuses pkey_alloc; the kernel's own execute-only key protects code instead, by %s"
+		               : "fails too: a seccomp filter refuses pkey_alloc, and the kernel's own execute-only key cannot be had either%s",
+		           way ? way : "");
+		return way != NULL;
+	}
 	if (key < 0) {
 		check_line(0, "free keys", "pkey_alloc fails", "none: pkey_alloc fails");
 		return 0;

@@ -17,10 +17,6 @@
 
 struct xom_totals xom_totals;
 
-/* Set once pkey_mprotect is refused outright (EPERM): a seccomp filter
- * forbids PROT_EXEC changes, and every later call would fail the same. */
-static int filtered;
-
 static const char *plural(unsigned long n)
 {
 	return n == 1 ? "" : "s";
@@ -140,11 +136,48 @@ static int maps_affordable(unsigned long add, long *limit_out, long *count_out)
 /* The first address that apply_run made execute-only, for the probe. */
 static uintptr_t first_protected;
 
+static int refused(long rc)
+{
+	return rc == -EPERM || rc == -EACCES || rc == -ENOSYS;
+}
+
+/* Makes [a, a+len) of t execute-only by the first way that a seccomp
+ * filter lets through (loader.h: xom_via); 0 or -errno.  A way refused
+ * once is refused for good, so it is not tried again. */
+static long protect(const struct xom_target *t, uintptr_t a, size_t len)
+{
+	long rc = -EPERM;
+
+	if (xom_via == XOM_VIA_KEY) {
+		rc = xom_protect(a, len);
+		if (!refused(rc))
+			return rc;
+		xom_kernel_refused("pkey_mprotect", (int)-rc);
+	}
+	while (xom_via == XOM_VIA_MPROTECT || xom_via == XOM_VIA_REMAP) {
+		xom_prot_calls++;
+		rc = xom_kernel_protect(t, a, len, xom_via);
+		if (rc == 0 || (!refused(rc) && rc != -ENOKEY))
+			return rc;
+		xom_via = rc == -ENOKEY ? XOM_VIA_NONE : xom_via + 1;
+	}
+	return rc;
+}
+
+static void unprotect(const struct xom_target *t, uintptr_t a, size_t len, int prot)
+{
+	if (xom_via == XOM_VIA_KEY)
+		xom_unprotect(a, len, prot);
+	else
+		xom_kernel_unprotect(t, a, len, prot, xom_via);
+}
+
 /* Protects [s, e) minus the profile's pages; returns pages protected or
  * -errno, leaving the caller to undo. */
-static long apply_run(uintptr_t bias, uint64_t s, uint64_t e,
+static long apply_run(const struct xom_target *t, uint64_t s, uint64_t e,
                       const uint64_t *keep, size_t nkeep)
 {
+	uintptr_t bias = t->bias;
 	long pages = 0;
 	uint64_t cur = s;
 
@@ -155,7 +188,7 @@ static long apply_run(uintptr_t bias, uint64_t s, uint64_t e,
 		if (stop > e)
 			stop = e;
 		if (stop > cur) {
-			long rc = xom_protect(bias + cur, stop - cur);
+			long rc = protect(t, bias + cur, stop - cur);
 			if (rc != 0)
 				return rc;
 			if (!first_protected)
@@ -176,19 +209,27 @@ static void undo_runs(const struct xom_target *t, const struct xom_plan_head *h,
 	const struct xom_plan_run *r = xom_plan_runs(h);
 
 	for (uint32_t j = 0; j <= upto && j < h->nruns; j++)
-		xom_unprotect(t->bias + r[j].start, r[j].end - r[j].start,
-		              xom_elf_seg_prot(t->ph, t->phnum, r[j].start));
+		unprotect(t, t->bias + r[j].start, r[j].end - r[j].start,
+		          xom_elf_seg_prot(t->ph, t->phnum, r[j].start));
 }
 
 static void say_failed(const struct xom_target *t, int err)
 {
-	if (err == EPERM && !filtered) {
-		filtered = 1;
-		xom_notice("pkey_mprotect is refused (%serrno %d): a seccomp filter, such as systemd's MemoryDenyWriteExecute=yes, forbids PROT_EXEC changes; xom steps aside and the program runs unprotected",
-		        XOM_ERR(err));
-	} else if (err != EPERM) {
-		xom_notice("%s: pkey_mprotect failed (%serrno %d); left unprotected", t->path,
-		        XOM_ERR(err));
+	static int said;
+
+	if (xom_via == XOM_VIA_NONE) {
+		if (!said++)
+			xom_kernel_say_refused(err == ENOKEY
+			        ? "the kernel gives no execute-only key either; xom steps aside and the program runs unprotected"
+			        : "so are mprotect(PROT_EXEC) and mapping code again with PROT_EXEC; xom steps aside and the program runs unprotected");
+	} else if (err == ESTALE) {
+		xom_notice("%s: the file holds other bytes than the mapped code, which cannot be mapped again from it; left unprotected",
+		           t->path);
+	} else {
+		xom_notice("%s: %s failed (%serrno %d); left unprotected", t->path,
+		           xom_via == XOM_VIA_KEY ? "pkey_mprotect"
+		           : xom_via == XOM_VIA_MPROTECT ? "mprotect" : "mapping code again",
+		           XOM_ERR(err));
 	}
 }
 
@@ -235,7 +276,7 @@ static long apply_runs(const struct xom_target *t, const struct xom_plan_head *h
 	long xom = 0;
 
 	for (uint32_t i = 0; i < h->nruns; i++) {
-		long n = apply_run(t->bias, r[i].start, r[i].end, keep, nkeep);
+		long n = apply_run(t, r[i].start, r[i].end, keep, nkeep);
 		if (n < 0) {
 			undo_runs(t, h, i);
 			say_failed(t, (int)-n);
@@ -244,6 +285,7 @@ static long apply_runs(const struct xom_target *t, const struct xom_plan_head *h
 		}
 		xom += n;
 	}
+	xom_kernel_close();
 	if (nkeep)
 		xom_profile_forget();
 	return xom;
@@ -283,7 +325,7 @@ int xom_apply(const struct xom_target *t, const struct xom_plan_head *h,
 		        t->path);
 		return XOM_UNPROTECTED;
 	}
-	if (filtered)
+	if (xom_via == XOM_VIA_NONE)
 		return XOM_UNPROTECTED;
 	if (!h->nruns)
 		return XOM_APPLIED;

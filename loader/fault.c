@@ -23,6 +23,7 @@
  */
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/sysmacros.h>
 #include <ucontext.h>
 
 #include "loader.h"
@@ -229,7 +230,7 @@ static void report(const char *verb, int write, uintptr_t addr, uintptr_t ip,
 
 	size_t nw = put_place(what, sizeof(what), addr, &w_what);
 	size_t nb = put_place(by, sizeof(by), ip, &w_by);
-	xom_say("%s %s of %s by instruction at %s, pid %u", verb,
+	xom_say_fault("%s %s of %s by instruction at %s, pid %u", verb,
 	        write ? "write" : "read", what, by, (unsigned)x_getpid());
 	if (!o)
 		return;
@@ -255,16 +256,21 @@ static unsigned long hexval(const char **p)
 	}
 }
 
-/* The protection of the mapping that holds addr, from /proc/self/maps
- * (read with raw calls), or -1. */
-static int mapping_prot(uintptr_t addr)
+/* The mapping that holds an address, from /proc/self/maps: its
+ * protection, the file offset of the address, and its file. */
+struct mapped { int prot; unsigned long off, major, minor, ino; char path[256]; };
+
+/* Fills m for addr, read with raw calls; m->prot is -1 if not found. */
+static void mapping_of(uintptr_t addr, struct mapped *m)
 {
 	char buf[4096 + 512];
 	size_t have = 0;
-	int fd = (int)x_open("/proc/self/maps", O_RDONLY | O_CLOEXEC, 0), prot = -1;
+	int fd = (int)x_open("/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
 
+	m->prot = -1;
+	m->path[0] = 0;
 	if (fd < 0)
-		return -1;
+		return;
 	for (;;) {
 		long r = x_read(fd, buf + have, sizeof(buf) - 1 - have);
 		if (r <= 0)
@@ -276,8 +282,23 @@ static int mapping_prot(uintptr_t addr)
 			const char *p = line;
 			unsigned long lo = hexval(&p), hi = (p++, hexval(&p));
 			if (addr >= lo && addr < hi && p[0] == ' ') {
-				prot = (p[1] == 'r' ? PROT_READ : 0) | (p[2] == 'w' ? PROT_WRITE : 0)
-				       | (p[3] == 'x' ? PROT_EXEC : 0);
+				m->prot = (p[1] == 'r' ? PROT_READ : 0) | (p[2] == 'w' ? PROT_WRITE : 0)
+				          | (p[3] == 'x' ? PROT_EXEC : 0);
+				p += 6;
+				m->off = hexval(&p) + (addr - lo);
+				p++;
+				m->major = hexval(&p);
+				p++;
+				m->minor = hexval(&p);
+				m->ino = 0;
+				for (p++; *p >= '0' && *p <= '9'; p++)
+					m->ino = m->ino * 10 + (unsigned long)(*p - '0');
+				const char *path = memchr(p, '/', (size_t)(nl - p));
+				size_t n = path ? (size_t)(nl - path) : 0;
+				if (n < sizeof(m->path)) {
+					memcpy(m->path, path, n);
+					m->path[n] = 0;
+				}
 				goto out;
 			}
 			line = nl + 1;
@@ -287,20 +308,41 @@ static int mapping_prot(uintptr_t addr)
 	}
 out:
 	x_close(fd);
-	return prot;
 }
 
 /* Gives the page back its own protection with the default key, plus the
  * access that faulted: audit mode lets the program go on as it would
- * without xom, including a program that had made its code writable. */
+ * without xom, including a program that had made its code writable.
+ * Under the kernel's key (kernkey.c) pkey_mprotect may be refused, and a
+ * plain mprotect away from PROT_EXEC alone gives key 0 back; where that
+ * is refused too (MemoryDenyWriteExecute=yes), a page read is mapped
+ * again from its file, readable. */
 static int allow_page(uintptr_t page, int write)
 {
-	int prot = mapping_prot(page);
+	struct mapped m;
 
+	mapping_of(page, &m);
+	int prot = m.prot;
 	if (prot < 0)
 		prot = PROT_EXEC | (write ? PROT_WRITE : 0);
 	prot |= PROT_READ | (write ? PROT_WRITE : 0);
-	return (int)sys4(SYS_pkey_mprotect, (long)page, XOM_PAGE, prot, 0);
+	long rc = sys4(SYS_pkey_mprotect, (long)page, XOM_PAGE, prot, 0);
+	if (rc != 0 && xom_via != XOM_VIA_KEY)
+		rc = sys3(SYS_mprotect, (long)page, XOM_PAGE, prot);
+	if (rc != 0 && xom_via == XOM_VIA_REMAP && !write && m.path[0] == '/') {
+		long fd = x_open(m.path, O_RDONLY | O_CLOEXEC, 0);
+		struct stat st;
+		/* Only from the very file mapped there. */
+		if (!SYS_FAILED(fd) && x_fstat((int)fd, &st) == 0 && st.st_ino == m.ino
+		    && major(st.st_dev) == m.major && minor(st.st_dev) == m.minor) {
+			void *p = x_mmap((void *)page, XOM_PAGE, PROT_READ | PROT_EXEC,
+			                 MAP_PRIVATE | MAP_FIXED, (int)fd, (long)m.off);
+			rc = p == (void *)page ? 0 : -1;
+		}
+		if (!SYS_FAILED(fd))
+			x_close((int)fd);
+	}
+	return (int)rc;
 }
 
 /* ---- the decision -------------------------------------------------------- */
@@ -360,8 +402,9 @@ void *xom_segv_decide(int sig, siginfo_t *si, void *ucv)
 	void *next = NULL;
 
 	(void)sig;
-	if (si->si_code == SEGV_PKUERR && xom_key > 0
-	    && (int)si->si_pkey == xom_key)
+	if (si->si_code == SEGV_PKUERR
+	    && ((xom_key > 0 && (int)si->si_pkey == xom_key)
+	        || (xom_kernel_key > 0 && (int)si->si_pkey == xom_kernel_key)))
 		on_ours(si, ucv);
 	else
 		next = program_handler(si);

@@ -87,8 +87,12 @@ void xom_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 size_t xom_fmt(char *buf, size_t cap, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 size_t xom_vfmt(char *buf, size_t cap, const char *fmt, va_list ap);
-/* One "xom: ..." line on the log descriptor; keeps errno. */
+/* One "xom: ..." line on the log descriptor; keeps errno.  Where that is
+ * /dev/null or closed, the first line of a process and its first fault
+ * report (xom_say_fault) also go to the journal. */
+enum { XOM_SAY_LINE, XOM_SAY_FAULT };
 void xom_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void xom_say_fault(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* An errno value for a message: "(%serrno %d)" with XOM_ERR(err) gives
  * "(no such file, errno 2)"; strerror is not async-signal-safe. */
 const char *xom_errname(int err);
@@ -117,6 +121,33 @@ void xom_unprotect(uintptr_t a, size_t len, int prot);  /* object */
 /* 1 (after one line, once) when this thread's PKRU no longer denies reads
  * under xom's key. */
 int xom_key_check(void);
+/* How runs are made execute-only: with xom's key, until a seccomp filter
+ * refuses it, then with the kernel's execute-only key (kernkey.c) by
+ * mprotect, or by mapping again from the file where mprotect(PROT_EXEC) is
+ * refused too; NONE when every way was refused. */
+enum { XOM_VIA_KEY, XOM_VIA_MPROTECT, XOM_VIA_REMAP, XOM_VIA_NONE };
+extern int xom_via;
+/* What refuses the key, for messages: in a systemd unit, which setting. */
+const char *xom_filter_name(int alloc);
+
+/* ---- kernkey.c: the kernel's execute-only key -------------------------- */
+struct xom_target;
+/* Its number once xom used it, -1 if that could not be read; 0 before
+ * [fault]. */
+extern int xom_kernel_key;
+/* Records the first refused call (start or object); moves xom_via on. */
+void xom_kernel_refused(const char *call, int err);
+/* One notice: the refused call, by what, then outcome. */
+void xom_kernel_say_refused(const char *outcome);
+/* Protects or gives back [a, a+len) of t by way via (XOM_VIA_MPROTECT or
+ * XOM_VIA_REMAP); the first success also checks that the kernel's key
+ * denies reads (-ENOKEY after undoing if not) and says so once.  A file
+ * opened for re-mapping stays open until xom_kernel_close. */
+long xom_kernel_protect(const struct xom_target *t, uintptr_t a, size_t len,
+                        int via);
+void xom_kernel_unprotect(const struct xom_target *t, uintptr_t a, size_t len,
+                          int prot, int via);
+void xom_kernel_close(void);
 
 /* ---- elfmem.c: ELF structures of mapped objects ------------------------ */
 /* The build-id of a mapped image as a key; 0, or -1 when it has none. */

@@ -10,7 +10,7 @@ PLAN_FORMAT_OBJ := $(B)/loader/plan/format.o
 # after them in .lbss (XOM_COLD in loader.h), the object table's first
 # slots first.
 RUNTIME_OBJ := $(addprefix $(B)/loader/,objects.o start.o settings.o options.o say.o \
-	pkey.o elfmem.o store.o sync.o apply.o fault.o calls.o str.o helper.o \
+	pkey.o kernkey.o elfmem.o store.o sync.o apply.o fault.o calls.o str.o helper.o \
 	protect.o profile.o storeread.o) $(PLAN_FORMAT_OBJ)
 # str.c defines memcpy and friends: the compiler must not turn its loops
 # back into calls to them.

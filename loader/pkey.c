@@ -2,10 +2,12 @@
  * pkey.c - the protection key and the calls that apply it.
  *
  * Phases: xom_key_alloc runs at start; the protection calls in the object
- * phase.  xom_key is read by the fault handler.
+ * phase.  xom_key is read by the fault handler.  Where a seccomp filter
+ * refuses the key, kernkey.c's way takes over (xom_via).
  */
 #include <cpuid.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 
 #include "loader.h"
@@ -16,6 +18,7 @@
  * returns, and a zero here keeps the variable out of .data. */
 int xom_key;
 unsigned long xom_prot_calls;
+int xom_via;            /* XOM_VIA_KEY: 0, like xom_key, for .bss */
 
 /* CPUID.(EAX=7,ECX=0):ECX bit 3 is PKU, bit 4 OSPKE (the kernel set CR4.PKE). */
 static unsigned cpu_pkey_bits(void)
@@ -40,16 +43,22 @@ static const char *alloc_failure(int err)
 		return "this CPU has no memory protection keys (PKU)";
 	if (!(bits & 2))
 		return "the kernel has not enabled memory protection keys (no OSPKE)";
-	/* With OSPKE set the kernel has pkey_alloc (Linux 4.9 and later), so
-	 * EPERM and ENOSYS come from a seccomp filter: a container runtime's
-	 * profile, or a service manager's. */
 	switch (err) {
 	case ENOSPC: return "all protection keys are already in use";
-	case ENOSYS: return "the CPU and kernel have protection keys, but pkey_alloc fails with ENOSYS: a seccomp filter (a container runtime's profile?) refuses it";
-	case EPERM: return "the CPU and kernel have protection keys, but pkey_alloc fails with EPERM: a seccomp filter (a container runtime's profile?) refuses it";
 	case EINVAL: return "this kernel does not support protection keys";
 	default: return "pkey_alloc failed";
 	}
+}
+
+const char *xom_filter_name(int alloc)
+{
+	/* systemd sets INVOCATION_ID for every unit it starts; a caller of a
+	 * secure-execution program could set it too, so there it is not
+	 * believed. */
+	if (xom_secure || !getenv("INVOCATION_ID"))
+		return "a seccomp filter (a container runtime's profile, or a service manager's)";
+	return alloc ? "a seccomp filter: this systemd unit's SystemCallFilter= lacks pkey_alloc"
+	             : "a seccomp filter: this systemd unit's MemoryDenyWriteExecute=yes";
 }
 
 int xom_key_alloc(void)
@@ -57,6 +66,14 @@ int xom_key_alloc(void)
 	long k = sys2(SYS_pkey_alloc, 0, PKEY_DISABLE_ACCESS);
 	if (k >= 0) {
 		xom_key = (int)k;
+		return 0;
+	}
+	/* With OSPKE set the kernel has pkey_alloc (Linux 4.9 and later), so
+	 * EPERM and ENOSYS come from a seccomp filter: the kernel's own key
+	 * may still be had (kernkey.c), and whether it can is known at the
+	 * first run. */
+	if ((cpu_pkey_bits() & 3) == 3 && (k == -EPERM || k == -ENOSYS)) {
+		xom_kernel_refused("pkey_alloc", (int)-k);
 		return 0;
 	}
 	const char *why = alloc_failure((int)-k);
@@ -107,13 +124,14 @@ static unsigned rdpkru(void)
 int xom_key_check(void)
 {
 	static int said;
+	int key = xom_via == XOM_VIA_KEY ? xom_key : xom_kernel_key;
 
-	if (!xom_active || xom_key <= 0 || xom_opt.backend == XOM_BACKEND_NONE)
+	if (!xom_active || key <= 0 || xom_opt.backend == XOM_BACKEND_NONE)
 		return 0;
-	if ((rdpkru() >> (2 * xom_key)) & PKEY_DISABLE_ACCESS)
+	if ((rdpkru() >> (2 * key)) & PKEY_DISABLE_ACCESS)
 		return 0;
 	if (!said++)
 		xom_say("protection key %d no longer denies reads in this thread: the program changed its rights or freed and reused the key with raw system calls; code is readable",
-		        xom_key);
+		        key);
 	return 1;
 }

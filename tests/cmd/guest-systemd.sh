@@ -7,9 +7,9 @@
 #           on the host into build/tests/install), and the system store
 #           built for the programs that the services run
 #   dropin  README.md's drop-in protects one service (xom status PID shows
-#           it, its smaps prove it); under MemoryDenyWriteExecute=yes the
-#           service says in one line that xom steps aside and runs as
-#           without xom, or is refused with require=1
+#           it, its smaps prove it); under MemoryDenyWriteExecute=yes and
+#           journald's SystemCallFilter= the kernel's own execute-only key
+#           protects it where the filter refuses xom's, with one line
 #   global  xom enable --system, then systemctl daemon-reexec: systemd
 #           itself (PID 1) and a service without the drop-in are
 #           protected; xom disable --system and another re-exec undo it
@@ -68,7 +68,8 @@ store)
 	chmod 755 / /usr /usr/local /usr/local/lib /usr/local/lib/xom
 	start=$(date +%s)
 	"$xom" cache build --store "$S" /usr/bin/sleep /usr/bin/sha256sum /usr/bin/cat \
-		/lib/systemd/systemd /usr/bin/systemctl "$xom" >"$W/out" 2>"$W/err"
+		/lib/systemd/systemd /usr/bin/systemctl /lib/systemd/systemd-journald \
+		/usr/bin/journalctl "$B/tests/runtime/xomtest" "$xom" >"$W/out" 2>"$W/err"
 	rc=$?
 	echo "# store built in $(( $(date +%s) - start )) s: $(cat "$W/err")"
 	t_check systemd-store-built '[ $rc = 0 ] && [ -s $S/plans ]' "rc $rc: $(err)"
@@ -91,6 +92,13 @@ dropin)
 	unit xom-mdwe-how "/bin/grep ^Seccomp: /proc/self/status" Type=oneshot MemoryDenyWriteExecute=yes
 	unit xom-mdwe-sleep "/usr/bin/sleep 600" MemoryDenyWriteExecute=yes
 	dropin xom-mdwe-sleep
+	# journald's hardening in Debian 12's unit file, as far as a service
+	# without its sockets can have it.
+	unit xom-hard-sleep "/usr/bin/sleep 600" MemoryDenyWriteExecute=yes \
+		"SystemCallFilter=@system-service" SystemCallErrorNumber=EPERM \
+		SystemCallArchitectures=native LockPersonality=yes NoNewPrivileges=yes \
+		RestrictRealtime=yes RestrictSUIDSGID=yes ProtectKernelModules=yes
+	dropin xom-hard-sleep
 	systemctl daemon-reload
 	systemctl start xom-mdwe-how.service
 	mdwe=seccomp
@@ -107,28 +115,36 @@ dropin)
 	"$xom" status "$(systemctl show -p MainPID --value xom-sleep)" >"$W/out" 2>"$W/err"
 	t_check dropin-status 'grep -Eq "^ *[1-9][0-9]* +0 .*libc.so.6$" $W/out && grep -q "/usr/bin/sleep$" $W/out' "$(tr '\n' '|' <$W/out) $(err)"
 	systemctl stop xom-sleep.service
-	# ---- MemoryDenyWriteExecute=yes: xom steps aside, or refuses -----------------
-	# (where the kernel enforces it, xom protects as anywhere else)
+	# ---- MemoryDenyWriteExecute=yes and SystemCallFilter=@system-service ----
+	# Where the kernel enforces MemoryDenyWriteExecute=, xom protects as
+	# anywhere else, with no line.  Where systemd's seccomp filter does,
+	# pkey_mprotect is refused and the kernel's own execute-only key
+	# protects the same pages, with one line that names the unit's
+	# setting; as it does where the unit's allow-list lacks pkey_alloc,
+	# as journald's, logind's and resolved's stock units have it.
 	systemctl start xom-mdwe.service
 	st=$(prop xom-mdwe.service ExecMainStatus)
 	if [ $mdwe = kernel ]; then
 		t_check dropin-mdwe-kernel-same '[ "$st" = 0 ] && [ "$(cat $W/xom-mdwe.out)" = "$ref" ] && ! [ -s $W/xom-mdwe.err ]' "status $st: $(cat $W/xom-mdwe.out $W/xom-mdwe.err | tr '\n' '|')"
-		systemctl start xom-mdwe-sleep.service
-		pid=$(prop xom-mdwe-sleep.service MainPID)
+	else
+		t_check dropin-mdwe-kernel-key '[ "$st" = 0 ] && [ "$(cat $W/xom-mdwe.out)" = "$ref" ] && [ $(wc -l <$W/xom-mdwe.err) = 1 ] && grep -q "^xom: pkey_mprotect is refused (not permitted, errno 1) by a seccomp filter: this systemd unit.s MemoryDenyWriteExecute=yes; xom makes code execute-only with the kernel.s own execute-only key (key [0-9]*) instead, by mapping it again from its file with PROT_EXEC$" $W/xom-mdwe.err' "status $st: $(cat $W/xom-mdwe.out $W/xom-mdwe.err | tr '\n' '|')"
+	fi
+	for u in xom-mdwe-sleep xom-hard-sleep; do
+		systemctl start $u.service
+		pid=$(prop $u.service MainPID)
 		started "$pid" /usr/bin/sleep
 		cat "/proc/$pid/smaps" >"$W/smaps" 2>"$W/err"
-		ns=$(xo_pages "$W/smaps" /usr/bin/sleep) nl=$(xo_pages "$W/smaps" libc.so.6)
-		t_check dropin-mdwe-kernel-protects '[ "$pid" -gt 1 ] && [ "$ns" -gt 0 ] && [ "$nl" -gt 0 ] && ! [ -s $W/xom-mdwe-sleep.err ]' "pid $pid, execute-only pages: sleep $ns, libc $nl: $(head -c 200 $W/xom-mdwe-sleep.err)"
-		systemctl stop xom-mdwe-sleep.service
-		systemctl start xom-mdwe-require.service 2>/dev/null
-		st=$(prop xom-mdwe-require.service ExecMainStatus)
-		t_check dropin-mdwe-kernel-require-runs '[ "$st" = 0 ] && [ "$(cat $W/xom-mdwe-require.out)" = "$ref" ] && ! [ -s $W/xom-mdwe-require.err ]' "status $st: $(cat $W/xom-mdwe-require.out $W/xom-mdwe-require.err | tr '\n' '|')"
-	else
-		t_check dropin-mdwe-steps-aside '[ "$st" = 0 ] && [ "$(cat $W/xom-mdwe.out)" = "$ref" ] && [ $(wc -l <$W/xom-mdwe.err) = 1 ] && grep -q "^xom: pkey_mprotect is refused (.*such as systemd.s MemoryDenyWriteExecute=yes, forbids PROT_EXEC changes; xom steps aside and the program runs unprotected" $W/xom-mdwe.err' "status $st: $(cat $W/xom-mdwe.out $W/xom-mdwe.err | tr '\n' '|')"
-		systemctl start xom-mdwe-require.service 2>/dev/null
-		st=$(prop xom-mdwe-require.service ExecMainStatus)
-		t_check dropin-mdwe-require-refuses '[ "$st" = 126 ] && ! [ -s $W/xom-mdwe-require.out ] && has $W/xom-mdwe-require.err "xom: refusing to run: "' "status $st: $(cat $W/xom-mdwe-require.out $W/xom-mdwe-require.err | tr '\n' '|')"
-	fi
+		ns=$(xo_pages "$W/smaps" /usr/bin/sleep) nl=$(xo_pages "$W/smaps" libc.so.6) nx=$(xo_pages "$W/smaps" "$P")
+		"$xom" status "$pid" >"$W/status" 2>&1
+		t_check $u-protects '[ "$pid" -gt 1 ] && [ "$ns" -gt 0 ] && [ "$nl" -gt 0 ] && grep -Eq "^ *[1-9][0-9]* +0 +[0-9] .*libc.so.6$" $W/status' "pid $pid, execute-only pages: sleep $ns, libc $nl, libxom $nx: $(head -c 200 $W/$u.err) $(tr '\n' '|' <$W/status)"
+		systemctl stop $u.service
+	done
+	# The hardened unit's line, if any, names its allow-list.
+	t_check hard-unit-said '! [ -s $W/xom-hard-sleep.err ] || { [ $(wc -l <$W/xom-hard-sleep.err) = 1 ] && grep -q "^xom: pkey_alloc is refused (not permitted, errno 1) by a seccomp filter: this systemd unit.s SystemCallFilter= lacks pkey_alloc; xom makes code execute-only with the kernel.s own execute-only key (key 1) instead, by mapping it again from its file with PROT_EXEC$" $W/xom-hard-sleep.err; }' "$(cat $W/xom-hard-sleep.err)"
+	echo "# hardened unit: $(cat $W/xom-hard-sleep.err 2>/dev/null || echo 'no line: its filter lets pkey_alloc through')"
+	systemctl start xom-mdwe-require.service 2>/dev/null
+	st=$(prop xom-mdwe-require.service ExecMainStatus)
+	t_check dropin-mdwe-require-runs '[ "$st" = 0 ] && [ "$(cat $W/xom-mdwe-require.out)" = "$ref" ]' "status $st: $(cat $W/xom-mdwe-require.out $W/xom-mdwe-require.err | tr '\n' '|')"
 	;;
 
 global)
@@ -155,6 +171,32 @@ global)
 	"$xom" status --system >"$W/table" 2>"$W/err"
 	t_check global-status-system 'grep -Eq "^ +1 +preload +[1-9][0-9]* .* [(]systemd[)]$" $W/table' "$(head -n 5 $W/table | tr '\n' '|') $(err)"
 	systemctl stop xom-plain.service
+	# journald with its stock unit: its SystemCallFilter= refuses
+	# pkey_alloc and its MemoryDenyWriteExecute=yes mprotect(PROT_EXEC), so
+	# the kernel's own key protects it, every code page of it.  Its one
+	# line goes nowhere (StandardOutput=null), so it goes to the journal.
+	systemctl start systemd-journald.socket systemd-journald.service
+	pid=$(prop systemd-journald.service MainPID)
+	started "$pid" /lib/systemd/systemd-journald
+	cat "/proc/$pid/smaps" >"$W/smaps" 2>"$W/err"
+	nj=$(xo_pages "$W/smaps" systemd-journald) nl=$(xo_pages "$W/smaps" libc.so.6)
+	# Every object but the vDSO runs its plan: xom status gives its
+	# figures only where the pages execute-only are the plan's.
+	"$xom" status "$pid" >"$W/status" 2>&1
+	nobj=$(awk '$1 ~ /^[0-9]+$/ && $NF != "[vdso]"' "$W/status" | wc -l)
+	bad=$(awk '$1 ~ /^[0-9]+$/ && $NF != "[vdso]" && $4 !~ /^[0-9]+$/' "$W/status" | wc -l)
+	t_check journald-protected '[ "$pid" -gt 1 ] && [ "$nj" -gt 0 ] && [ "$nl" -gt 0 ] && [ "$nobj" -gt 10 ] && [ "$bad" = 0 ]' "pid $pid: execute-only pages: journald $nj, libc $nl; $bad of $nobj objects not as their plans say: $(tr '\n' '|' <$W/status)"
+	journalctl -t xom --no-pager -o cat >"$W/journal" 2>&1
+	t_check journald-said-in-journal 'grep -q "^xom: pkey_alloc is refused (not permitted, errno 1) by a seccomp filter: this systemd unit.s SystemCallFilter= lacks pkey_alloc; xom makes code execute-only with the kernel.s own execute-only key (key 1) instead, by mapping it again from its file with PROT_EXEC$" $W/journal' "$(head -c 600 $W/journal)"
+	# A blocked read in a hardened service whose stderr goes nowhere: the
+	# report is in the journal.
+	unit xom-hard-read "$B/tests/runtime/xomtest self" Type=oneshot MemoryDenyWriteExecute=yes \
+		"SystemCallFilter=@system-service" SystemCallErrorNumber=EPERM
+	sed -i 's|^StandardError=.*|StandardError=null|' "$U/xom-hard-read.service"
+	systemctl daemon-reload
+	systemctl start xom-hard-read.service 2>/dev/null
+	journalctl -t xom --no-pager -o cat >"$W/journal" 2>&1
+	t_check hardened-blocked-read-in-journal 'grep -q "^xom: blocked read of .*xomtest+0x[0-9a-f]*, in xom_test_target) by instruction" $W/journal' "$(prop xom-hard-read.service ExecMainStatus): $(head -c 600 $W/journal)"
 	"$xom" disable --system >"$W/out" 2>"$W/err"
 	rc=$?
 	systemctl daemon-reexec

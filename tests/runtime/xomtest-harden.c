@@ -552,15 +552,15 @@ static int m_runas(int argc, char **argv)
 	CHECK(0, "exec %s", argv[i]);
 }
 
-/* mdwe CMD...: runs CMD under a seccomp filter like systemd's
- * MemoryDenyWriteExecute=yes: mprotect and pkey_mprotect with PROT_EXEC,
- * and mmap with PROT_WRITE|PROT_EXEC, fail with EPERM. */
-static int m_mdwe(int argc, char **argv)
-{
 #define ARG2 offsetof(struct seccomp_data, args[2])
 #define NR offsetof(struct seccomp_data, nr)
+
+/* A filter like systemd 252's MemoryDenyWriteExecute=yes: mprotect and
+ * pkey_mprotect with PROT_EXEC, and mmap with PROT_WRITE|PROT_EXEC, fail
+ * with EPERM; mmap with PROT_EXEC alone passes. */
+static int filter_mdwe(void)
+{
 	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, NR),
 		/* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, NR),
 		/* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mprotect, 2, 0),
 		/* 2 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pkey_mprotect, 1, 0),
@@ -576,34 +576,73 @@ static int m_mdwe(int argc, char **argv)
 	};
 	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
 
-	CHECK(argc > 1, "usage: mdwe CMD...");
-	CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "no_new_privs");
-	CHECK(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0, "seccomp");
-	execv(argv[1], argv + 1);
-	CHECK(0, "exec %s", argv[1]);
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
+	       && syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0;
 }
 
-/* nopkey EPERM|ENOSYS CMD...: runs CMD under a seccomp filter that fails
- * pkey_alloc with that errno, as container runtimes' profiles do (an older
+/* A filter that fails pkey_alloc, pkey_mprotect and pkey_free with e, as
+ * allow-lists without them do: container runtimes' profiles (an older
  * Docker default answers EPERM, newer profiles ENOSYS for calls they do
- * not know). */
-static int m_nopkey(int argc, char **argv)
+ * not know) and systemd 252's SystemCallFilter=@system-service (EPERM). */
+static int filter_nopkey(int e)
 {
-	CHECK(argc > 2, "usage: nopkey EPERM|ENOSYS CMD...");
-	int e = !strcmp(argv[1], "EPERM") ? EPERM : !strcmp(argv[1], "ENOSYS") ? ENOSYS : 0;
-	CHECK(e, "nopkey: EPERM or ENOSYS, not %s", argv[1]);
 	struct sock_filter f[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, NR),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pkey_alloc, 0, 1),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pkey_alloc, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pkey_mprotect, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pkey_free, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (unsigned)e),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
 	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
 
-	CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "no_new_privs");
-	CHECK(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0, "seccomp");
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
+	       && syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0;
+}
+
+/* mdwe CMD...: runs CMD under filter_mdwe. */
+static int m_mdwe(int argc, char **argv)
+{
+	CHECK(argc > 1, "usage: mdwe CMD...");
+	CHECK(filter_mdwe(), "seccomp");
+	execv(argv[1], argv + 1);
+	CHECK(0, "exec %s", argv[1]);
+}
+
+/* nopkey EPERM|ENOSYS CMD...: runs CMD under filter_nopkey. */
+static int m_nopkey(int argc, char **argv)
+{
+	CHECK(argc > 2, "usage: nopkey EPERM|ENOSYS CMD...");
+	int e = !strcmp(argv[1], "EPERM") ? EPERM : !strcmp(argv[1], "ENOSYS") ? ENOSYS : 0;
+	CHECK(e, "nopkey: EPERM or ENOSYS, not %s", argv[1]);
+	CHECK(filter_nopkey(e), "seccomp");
 	execv(argv[2], argv + 2);
 	CHECK(0, "exec %s", argv[2]);
+}
+
+/* service CMD...: runs CMD under both, as systemd 252 runs journald
+ * (SystemCallFilter=@system-service and MemoryDenyWriteExecute=yes). */
+static int m_service(int argc, char **argv)
+{
+	CHECK(argc > 1, "usage: service CMD...");
+	CHECK(filter_nopkey(EPERM) && filter_mdwe(), "seccomp");
+	execv(argv[1], argv + 1);
+	CHECK(0, "exec %s", argv[1]);
+}
+
+/* kmdwe CMD...: runs CMD under the kernel's own MemoryDenyWriteExecute
+ * (PR_SET_MDWE, Linux 6.3 and later), as systemd 254 and later set it;
+ * exits 77 where the kernel lacks it. */
+static int m_kmdwe(int argc, char **argv)
+{
+	CHECK(argc > 1, "usage: kmdwe CMD...");
+	if (prctl(65 /* PR_SET_MDWE */, 1 /* PR_MDWE_REFUSE_EXEC_GAIN */, 0, 0, 0) != 0) {
+		printf("SKIP kmdwe: PR_SET_MDWE fails (%s): Linux 6.3 or later has it\n",
+		       strerror(errno));
+		return 77;
+	}
+	execv(argv[1], argv + 1);
+	CHECK(0, "exec %s", argv[1]);
 }
 
 const struct mode harden_modes[] = {
@@ -624,6 +663,8 @@ const struct mode harden_modes[] = {
 	{ "forge", "textrel|noshdr IN OUT", "copy an ELF file, same build-id, another plan", m_forge },
 	{ "runas", "UID [VAR=VALUE...] CMD...", "run CMD as UID", m_runas },
 	{ "mdwe", "CMD...", "run CMD under a MemoryDenyWriteExecute filter", m_mdwe },
-	{ "nopkey", "EPERM|ENOSYS CMD...", "run CMD where seccomp refuses pkey_alloc", m_nopkey },
+	{ "nopkey", "EPERM|ENOSYS CMD...", "run CMD where seccomp refuses pkey_alloc, pkey_mprotect, pkey_free", m_nopkey },
+	{ "service", "CMD...", "run CMD under both filters, as systemd 252 runs journald", m_service },
+	{ "kmdwe", "CMD...", "run CMD under the kernel's PR_SET_MDWE", m_kmdwe },
 	{ NULL, NULL, NULL, NULL },
 };

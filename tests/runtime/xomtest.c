@@ -10,6 +10,7 @@
 #include <iconv.h>
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -613,6 +614,57 @@ static int m_nswalk(int argc, char **argv)
 	CHECK(0, "no libc in another namespace");
 }
 
+/* contexts: own and libc's code is unreadable in the main thread, in a
+ * thread started now, in a signal handler and in one on an alternate
+ * stack; under the kernel's execute-only key (loader/kernkey.c) each
+ * thread's rights come from the kernel's initial PKRU, not from xom. */
+static volatile int in_handler[2];
+
+static void ctx_handler(int sig)
+{
+	(void)sig;
+	in_handler[0] = is_xom((const void *)self_fn);
+	in_handler[1] = is_xom((const void *)memcpy);
+}
+
+static void *ctx_thread(void *arg)
+{
+	int *r = arg;
+
+	r[0] = is_xom((const void *)self_fn);
+	r[1] = is_xom((const void *)memcpy);
+	return NULL;
+}
+
+static int m_contexts(int argc, char **argv)
+{
+	int main_r[2] = { is_xom((const void *)self_fn), is_xom((const void *)memcpy) };
+	int thr[2] = { 0, 0 }, sig[2], alt[2];
+	pthread_t t;
+	struct sigaction sa;
+	static char altstack[1 << 16];
+	stack_t ss = { .ss_sp = altstack, .ss_size = sizeof(altstack) };
+
+	(void)argc, (void)argv;
+	CHECK(pthread_create(&t, NULL, ctx_thread, thr) == 0 && pthread_join(t, NULL) == 0,
+	      "pthread");
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = ctx_handler;
+	sigaction(SIGUSR1, &sa, NULL);
+	raise(SIGUSR1);
+	sig[0] = in_handler[0], sig[1] = in_handler[1];
+	CHECK(sigaltstack(&ss, NULL) == 0, "sigaltstack");
+	sa.sa_flags = SA_ONSTACK;
+	sigaction(SIGUSR1, &sa, NULL);
+	raise(SIGUSR1);
+	alt[0] = in_handler[0], alt[1] = in_handler[1];
+	CHECK(main_r[0] == 1 && main_r[1] == 1 && thr[0] == 1 && thr[1] == 1
+	      && sig[0] == 1 && sig[1] == 1 && alt[0] == 1 && alt[1] == 1,
+	      "execute-only (own, libc): main %d %d, new thread %d %d, handler %d %d, on altstack %d %d",
+	      main_r[0], main_r[1], thr[0], thr[1], sig[0], sig[1], alt[0], alt[1]);
+	PASS("");
+}
+
 const struct mode core_modes[] = {
 	{ "haspku", "", "exit 0 when pkey_alloc works", m_haspku },
 	{ "self", "", "read own code (dies under enforcement)", m_self },
@@ -629,6 +681,7 @@ const struct mode core_modes[] = {
 	{ "namespaces-data", "K0 ... K4 KEEP E A D1 D2 N1 N2 L", "a namespace's loads behind the door, after libraries without code: L protected", m_namespaces_data },
 	{ "reload-raw", "LIB", "reloaded behind the door: known, not new (backend=none)", m_reload_raw },
 	{ "fork", "", "fork, fork+exec keep the protection", m_fork },
+	{ "contexts", "", "code unreadable in a new thread and in signal handlers", m_contexts },
 	{ "vfork", "", "vfork+exec keeps the protection", m_fork },
 	{ "memscan", "", "no plan or store index in readable memory", m_memscan },
 	{ "nswalk", "", "read another namespace's libc code", m_nswalk },
