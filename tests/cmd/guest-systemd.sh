@@ -69,6 +69,7 @@ store)
 	start=$(date +%s)
 	"$xom" cache build --store "$S" /usr/bin/sleep /usr/bin/sha256sum /usr/bin/cat \
 		/lib/systemd/systemd /usr/bin/systemctl /lib/systemd/systemd-journald \
+		/lib/systemd/systemd-timesyncd \
 		/usr/bin/journalctl "$B/tests/runtime/xomtest" "$xom" >"$W/out" 2>"$W/err"
 	rc=$?
 	echo "# store built in $(( $(date +%s) - start )) s: $(cat "$W/err")"
@@ -171,21 +172,28 @@ global)
 	"$xom" status --system >"$W/table" 2>"$W/err"
 	t_check global-status-system 'grep -Eq "^ +1 +preload +[1-9][0-9]* .* [(]systemd[)]$" $W/table' "$(head -n 5 $W/table | tr '\n' '|') $(err)"
 	systemctl stop xom-plain.service
-	# journald with its stock unit: its SystemCallFilter= refuses
-	# pkey_alloc and its MemoryDenyWriteExecute=yes mprotect(PROT_EXEC), so
-	# the kernel's own key protects it, every code page of it.  Its one
-	# line goes nowhere (StandardOutput=null), so it goes to the journal.
+	# journald and timesyncd with their stock units: their
+	# SystemCallFilter= refuses pkey_alloc and their
+	# MemoryDenyWriteExecute=yes mprotect(PROT_EXEC), so the kernel's own
+	# key protects them, every object as its plan says: xom status gives
+	# an object's figures only where the pages execute-only are the plan's.
+	# journald's one line goes nowhere (StandardOutput=null), so it goes
+	# to the journal.
+	grep -q '^systemd-timesync:' /etc/passwd ||
+		echo 'systemd-timesync:x:997:997:systemd Time Synchronization:/:/usr/sbin/nologin' >>/etc/passwd
+	grep -q '^systemd-timesync:' /etc/group || echo 'systemd-timesync:x:997:' >>/etc/group
 	systemctl start systemd-journald.socket systemd-journald.service
-	pid=$(prop systemd-journald.service MainPID)
-	started "$pid" /lib/systemd/systemd-journald
-	cat "/proc/$pid/smaps" >"$W/smaps" 2>"$W/err"
-	nj=$(xo_pages "$W/smaps" systemd-journald) nl=$(xo_pages "$W/smaps" libc.so.6)
-	# Every object but the vDSO runs its plan: xom status gives its
-	# figures only where the pages execute-only are the plan's.
-	"$xom" status "$pid" >"$W/status" 2>&1
-	nobj=$(awk '$1 ~ /^[0-9]+$/ && $NF != "[vdso]"' "$W/status" | wc -l)
-	bad=$(awk '$1 ~ /^[0-9]+$/ && $NF != "[vdso]" && $4 !~ /^[0-9]+$/' "$W/status" | wc -l)
-	t_check journald-protected '[ "$pid" -gt 1 ] && [ "$nj" -gt 0 ] && [ "$nl" -gt 0 ] && [ "$nobj" -gt 10 ] && [ "$bad" = 0 ]' "pid $pid: execute-only pages: journald $nj, libc $nl; $bad of $nobj objects not as their plans say: $(tr '\n' '|' <$W/status)"
+	for d in journald timesyncd; do
+		systemctl start systemd-$d.service
+		pid=$(prop systemd-$d.service MainPID)
+		started "$pid" /lib/systemd/systemd-$d
+		cat "/proc/$pid/smaps" >"$W/smaps" 2>"$W/err"
+		nd=$(xo_pages "$W/smaps" systemd-$d) nl=$(xo_pages "$W/smaps" libc.so.6)
+		"$xom" status "$pid" >"$W/status" 2>&1
+		nobj=$(awk '$1 ~ /^[0-9]+$/ && $NF != "[vdso]"' "$W/status" | wc -l)
+		bad=$(awk '$1 ~ /^[0-9]+$/ && $NF != "[vdso]" && $4 !~ /^[0-9]+$/' "$W/status" | wc -l)
+		t_check $d-protected '[ "$pid" -gt 1 ] && [ "$nd" -gt 0 ] && [ "$nl" -gt 0 ] && [ "$nobj" -gt 10 ] && [ "$bad" = 0 ]' "pid $pid ($(prop systemd-$d.service ActiveState)): execute-only pages: $d $nd, libc $nl; $bad of $nobj objects not as their plans say: $(tr '\n' '|' <$W/status)"
+	done
 	journalctl -t xom --no-pager -o cat >"$W/journal" 2>&1
 	t_check journald-said-in-journal 'grep -q "^xom: pkey_alloc is refused (not permitted, errno 1) by a seccomp filter: this systemd unit.s SystemCallFilter= lacks pkey_alloc; xom makes code execute-only with the kernel.s own execute-only key (key 1) instead, by mapping it again from its file with PROT_EXEC$" $W/journal' "$(head -c 600 $W/journal)"
 	# A blocked read in a hardened service whose stderr goes nowhere: the
