@@ -135,6 +135,11 @@ static int maps_affordable(unsigned long add, long *limit_out, long *count_out)
 
 /* The first address that apply_run made execute-only, for the probe. */
 static uintptr_t first_protected;
+/* The way that protected the object being applied (XOM_VIA_*), or -1
+ * before its first range: its undo takes the same way.  And where
+ * apply_run stopped on a failure: the start of the range not made. */
+static int obj_way;
+static uint64_t failed_at;
 
 static int refused(long rc)
 {
@@ -143,7 +148,8 @@ static int refused(long rc)
 
 /* Makes [a, a+len) of t execute-only by the first way that a seccomp
  * filter lets through (loader.h: xom_via); 0 or -errno.  A way refused
- * once is refused for good, so it is not tried again. */
+ * once is refused for good, so it is not tried again; an object that
+ * began one way fails rather than go on another. */
 static long protect(const struct xom_target *t, uintptr_t a, size_t len)
 {
 	long rc = -EPERM;
@@ -151,66 +157,78 @@ static long protect(const struct xom_target *t, uintptr_t a, size_t len)
 	if (xom_via == XOM_VIA_KEY) {
 		rc = xom_protect(a, len);
 		if (!refused(rc))
-			return rc;
+			goto done;
 		xom_kernel_refused("pkey_mprotect", (int)-rc);
 	}
 	while (xom_via == XOM_VIA_MPROTECT || xom_via == XOM_VIA_REMAP) {
+		if (obj_way >= 0 && obj_way != xom_via)
+			return rc;
 		xom_prot_calls++;
 		rc = xom_kernel_protect(t, a, len, xom_via);
 		if (rc == 0 || (!refused(rc) && rc != -ENOKEY))
-			return rc;
+			goto done;
 		xom_via = rc == -ENOKEY ? XOM_VIA_NONE : xom_via + 1;
 	}
+	return rc;
+done:
+	if (rc == 0 && obj_way < 0)
+		obj_way = xom_via;
 	return rc;
 }
 
 static void unprotect(const struct xom_target *t, uintptr_t a, size_t len, int prot)
 {
-	if (xom_via == XOM_VIA_KEY)
+	if (obj_way == XOM_VIA_KEY)
 		xom_unprotect(a, len, prot);
-	else
-		xom_kernel_unprotect(t, a, len, prot, xom_via);
+	else if (obj_way > XOM_VIA_KEY)
+		xom_kernel_unprotect(t, a, len, prot, obj_way);
 }
 
 /* Protects [s, e) minus the profile's pages; returns pages protected or
- * -errno, leaving the caller to undo. */
+ * -errno (failed_at then says where), leaving the caller to undo.  With
+ * undo, gives back what that made of [s, upto) instead. */
 static long apply_run(const struct xom_target *t, uint64_t s, uint64_t e,
-                      const uint64_t *keep, size_t nkeep)
+                      const uint64_t *keep, size_t nkeep, int undo, uint64_t upto)
 {
 	uintptr_t bias = t->bias;
 	long pages = 0;
 	uint64_t cur = s;
 
-	for (size_t i = 0; i <= nkeep; i++) {
+	if (undo && upto < e)
+		e = upto;
+	for (size_t i = 0; i <= nkeep && cur < e; i++) {
 		uint64_t stop = i < nkeep ? keep[i] : e;
 		if (stop < cur)
 			continue;
 		if (stop > e)
 			stop = e;
-		if (stop > cur) {
+		if (stop > cur && undo) {
+			unprotect(t, bias + cur, stop - cur, xom_elf_seg_prot(t->ph, t->phnum, s));
+		} else if (stop > cur) {
 			long rc = protect(t, bias + cur, stop - cur);
-			if (rc != 0)
+			if (rc != 0) {
+				failed_at = cur;
 				return rc;
+			}
 			if (!first_protected)
 				first_protected = bias + cur;
 			pages += (long)((stop - cur) / XOM_PAGE);
 		}
 		if (i < nkeep && keep[i] + XOM_PAGE > cur)
 			cur = keep[i] + XOM_PAGE;
-		if (cur >= e)
-			break;
 	}
 	return pages;
 }
 
+/* Gives back what runs 0..upto made, run upto up to failed_at. */
 static void undo_runs(const struct xom_target *t, const struct xom_plan_head *h,
-                      uint32_t upto)
+                      uint32_t upto, const uint64_t *keep, size_t nkeep)
 {
 	const struct xom_plan_run *r = xom_plan_runs(h);
 
 	for (uint32_t j = 0; j <= upto && j < h->nruns; j++)
-		unprotect(t, t->bias + r[j].start, r[j].end - r[j].start,
-		          xom_elf_seg_prot(t->ph, t->phnum, r[j].start));
+		apply_run(t, r[j].start, r[j].end, keep, nkeep, 1,
+		          j < upto ? r[j].end : failed_at);
 }
 
 static void say_failed(const struct xom_target *t, int err)
@@ -224,6 +242,9 @@ static void say_failed(const struct xom_target *t, int err)
 			        : "so are mprotect(PROT_EXEC) and mapping code again with PROT_EXEC; xom steps aside and the program runs unprotected");
 	} else if (err == ESTALE) {
 		xom_notice("%s: the file holds other bytes than the mapped code, which cannot be mapped again from it; left unprotected",
+		           t->path);
+	} else if (err == ENOEXEC && xom_via == XOM_VIA_REMAP) {
+		xom_notice("%s: its code cannot be mapped again from the file mapped there (gone, replaced, not a plain file, or shorter than the code); left unprotected",
 		           t->path);
 	} else {
 		xom_notice("%s: %s failed (%serrno %d); left unprotected", t->path,
@@ -275,10 +296,11 @@ static long apply_runs(const struct xom_target *t, const struct xom_plan_head *h
 	const struct xom_plan_run *r = xom_plan_runs(h);
 	long xom = 0;
 
+	obj_way = -1;
 	for (uint32_t i = 0; i < h->nruns; i++) {
-		long n = apply_run(t, r[i].start, r[i].end, keep, nkeep);
+		long n = apply_run(t, r[i].start, r[i].end, keep, nkeep, 0, 0);
 		if (n < 0) {
-			undo_runs(t, h, i);
+			undo_runs(t, h, i, keep, nkeep);
 			say_failed(t, (int)-n);
 			xom = -1;
 			break;

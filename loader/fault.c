@@ -23,7 +23,6 @@
  */
 #include <signal.h>
 #include <sys/mman.h>
-#include <sys/sysmacros.h>
 #include <ucontext.h>
 
 #include "loader.h"
@@ -243,73 +242,6 @@ static void report(const char *verb, int write, uintptr_t addr, uintptr_t ip,
 
 /* ---- audit mode: the page's own protection ------------------------------ */
 
-static unsigned long hexval(const char **p)
-{
-	unsigned long v = 0;
-
-	for (;; (*p)++) {
-		int d = **p >= '0' && **p <= '9' ? **p - '0'
-		        : **p >= 'a' && **p <= 'f' ? **p - 'a' + 10 : -1;
-		if (d < 0)
-			return v;
-		v = v << 4 | (unsigned long)d;
-	}
-}
-
-/* The mapping that holds an address, from /proc/self/maps: its
- * protection, the file offset of the address, and its file. */
-struct mapped { int prot; unsigned long off, major, minor, ino; char path[256]; };
-
-/* Fills m for addr, read with raw calls; m->prot is -1 if not found. */
-static void mapping_of(uintptr_t addr, struct mapped *m)
-{
-	char buf[4096 + 512];
-	size_t have = 0;
-	int fd = (int)x_open("/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
-
-	m->prot = -1;
-	m->path[0] = 0;
-	if (fd < 0)
-		return;
-	for (;;) {
-		long r = x_read(fd, buf + have, sizeof(buf) - 1 - have);
-		if (r <= 0)
-			break;
-		have += (size_t)r;
-		buf[have] = 0;
-		char *line = buf, *nl;
-		while ((nl = memchr(line, '\n', have - (size_t)(line - buf)))) {
-			const char *p = line;
-			unsigned long lo = hexval(&p), hi = (p++, hexval(&p));
-			if (addr >= lo && addr < hi && p[0] == ' ') {
-				m->prot = (p[1] == 'r' ? PROT_READ : 0) | (p[2] == 'w' ? PROT_WRITE : 0)
-				          | (p[3] == 'x' ? PROT_EXEC : 0);
-				p += 6;
-				m->off = hexval(&p) + (addr - lo);
-				p++;
-				m->major = hexval(&p);
-				p++;
-				m->minor = hexval(&p);
-				m->ino = 0;
-				for (p++; *p >= '0' && *p <= '9'; p++)
-					m->ino = m->ino * 10 + (unsigned long)(*p - '0');
-				const char *path = memchr(p, '/', (size_t)(nl - p));
-				size_t n = path ? (size_t)(nl - path) : 0;
-				if (n < sizeof(m->path)) {
-					memcpy(m->path, path, n);
-					m->path[n] = 0;
-				}
-				goto out;
-			}
-			line = nl + 1;
-		}
-		have -= (size_t)(line - buf);
-		memmove(buf, line, have);
-	}
-out:
-	x_close(fd);
-}
-
 /* Gives the page back its own protection with the default key, plus the
  * access that faulted: audit mode lets the program go on as it would
  * without xom, including a program that had made its code writable.
@@ -319,9 +251,9 @@ out:
  * again from its file, readable. */
 static int allow_page(uintptr_t page, int write)
 {
-	struct mapped m;
+	struct xom_mapped m;
 
-	mapping_of(page, &m);
+	xom_mapping_of(page, &m);
 	int prot = m.prot;
 	if (prot < 0)
 		prot = PROT_EXEC | (write ? PROT_WRITE : 0);
@@ -330,11 +262,10 @@ static int allow_page(uintptr_t page, int write)
 	if (rc != 0 && xom_via != XOM_VIA_KEY)
 		rc = sys3(SYS_mprotect, (long)page, XOM_PAGE, prot);
 	if (rc != 0 && xom_via == XOM_VIA_REMAP && !write && m.path[0] == '/') {
-		long fd = x_open(m.path, O_RDONLY | O_CLOEXEC, 0);
+		long fd = x_open(m.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0);
 		struct stat st;
 		/* Only from the very file mapped there. */
-		if (!SYS_FAILED(fd) && x_fstat((int)fd, &st) == 0 && st.st_ino == m.ino
-		    && major(st.st_dev) == m.major && minor(st.st_dev) == m.minor) {
+		if (!SYS_FAILED(fd) && x_fstat((int)fd, &st) == 0 && xom_same_file(&st, &m)) {
 			void *p = x_mmap((void *)page, XOM_PAGE, PROT_READ | PROT_EXEC,
 			                 MAP_PRIVATE | MAP_FIXED, (int)fd, (long)m.off);
 			rc = p == (void *)page ? 0 : -1;
@@ -402,9 +333,12 @@ void *xom_segv_decide(int sig, siginfo_t *si, void *ucv)
 	void *next = NULL;
 
 	(void)sig;
+	/* The kernel's key is ours by its number, or, where smaps could not
+	 * tell it, by the place: a protected object's code. */
 	if (si->si_code == SEGV_PKUERR
 	    && ((xom_key > 0 && (int)si->si_pkey == xom_key)
-	        || (xom_kernel_key > 0 && (int)si->si_pkey == xom_kernel_key)))
+	        || (xom_kernel_key > 0 && (int)si->si_pkey == xom_kernel_key)
+	        || (xom_kernel_key < 0 && xom_object_at((uintptr_t)si->si_addr))))
 		on_ours(si, ucv);
 	else
 		next = program_handler(si);

@@ -2,7 +2,8 @@
  * kernkey.c - the second way to make code execute-only: the kernel's own
  * execute-only key, for processes whose seccomp filter refuses xom's key.
  *
- * Phase: object (the fault handler reads xom_kernel_key).
+ * Phase: object; the fault handler reads xom_kernel_key and uses
+ * xom_mapping_of and xom_same_file.
  *
  * On x86 with protection keys, Linux gives a mapping made or changed to
  * PROT_EXEC alone a key of the kernel's choosing, allocated once per
@@ -13,9 +14,11 @@
  * systemd's MemoryDenyWriteExecute=yes (a seccomp filter before systemd
  * 254's use of PR_SET_MDWE) refuses mprotect with PROT_EXEC, but not
  * mmap without PROT_WRITE: a run is then mapped again from its file, in
- * place, with PROT_EXEC.  That is done only after the file's bytes were
- * compared with the mapped ones, through the same open descriptor, so the
- * pages hold exactly what they held before.
+ * place, with PROT_EXEC.  The file is the one mapped there, opened by the
+ * kernel's name for the mapping (/proc/self/maps) and checked to be the
+ * same inode, and its bytes are compared with the mapped ones through
+ * that descriptor first, so the pages hold exactly what they held before.
+ * A failure gives back only what was made, the way it was made (apply.c).
  *
  * The kernel denies reads under its key in the PKRU of the thread that
  * asked.  Every other thread and every signal handler starts from the
@@ -25,6 +28,7 @@
  */
 #include <errno.h>
 #include <sys/mman.h>
+#include <sys/sysmacros.h>
 
 #include "loader.h"
 #include "sys.h"
@@ -51,8 +55,10 @@ void xom_kernel_say_refused(const char *outcome)
 	           outcome);
 }
 
-/* The file being re-mapped from, open while one object is applied. */
-static struct { const struct xom_target *t; int fd; } src = { NULL, -1 };
+/* The file being re-mapped from, open while one object is applied: the
+ * very file mapped at the object's code, found by the kernel's own name
+ * for the mapping, checked by its inode. */
+static struct { const struct xom_target *t; int fd; long size; } src = { NULL, -1, 0 };
 
 void xom_kernel_close(void)
 {
@@ -62,55 +68,7 @@ void xom_kernel_close(void)
 	src.fd = -1;
 }
 
-/* The file offset of the page at vaddr, in the executable segment that
- * holds it; -1 when the page is not all file (a segment's zero fill). */
-static long file_offset(const struct xom_target *t, uint64_t vaddr, size_t len)
-{
-	for (int i = 0; i < t->phnum; i++) {
-		const ElfW(Phdr) *p = &t->ph[i];
-		if (p->p_type != PT_LOAD || !(p->p_flags & PF_X)
-		    || vaddr < (p->p_vaddr & ~(uint64_t)(XOM_PAGE - 1))
-		    || vaddr + len > p->p_vaddr + p->p_memsz + XOM_PAGE)
-			continue;
-		uint64_t file_end = p->p_vaddr + p->p_filesz;
-		if (vaddr + len > ((file_end + XOM_PAGE - 1) & ~(uint64_t)(XOM_PAGE - 1)))
-			return -1;
-		return (long)(p->p_offset - (p->p_vaddr - vaddr));
-	}
-	return -1;
-}
-
-/* Maps [a, a+len) again from t's file with prot; with check, only if the
- * file holds the bytes mapped there now.  0 or -errno. */
-static long remap(const struct xom_target *t, uintptr_t a, size_t len, int prot,
-                  int check)
-{
-	long off = file_offset(t, a - t->bias, len);
-
-	if (off < 0 || !t->path)
-		return -ENOEXEC;
-	if (src.t != t) {
-		xom_kernel_close();
-		long fd = x_open(t->path, O_RDONLY | O_CLOEXEC, 0);
-		if (SYS_FAILED(fd))
-			return fd;
-		src.t = t;
-		src.fd = (int)fd;
-	}
-	if (check) {
-		void *copy = x_mmap(NULL, len, PROT_READ, MAP_PRIVATE, src.fd, off);
-		if (copy == MAP_FAILED)
-			return -ENOMEM;
-		int same = memcmp(copy, (const void *)a, len) == 0;
-		x_munmap(copy, len);
-		if (!same)
-			return -ESTALE;
-	}
-	void *m = x_mmap((void *)a, len, prot, MAP_PRIVATE | MAP_FIXED, src.fd, off);
-	return m == (void *)a ? 0 : m == MAP_FAILED ? -ENOMEM : -EFAULT;
-}
-
-/* ---- which key the kernel chose ----------------------------------------- */
+/* ---- /proc/self/maps ----------------------------------------------------- */
 
 static unsigned long hex(const char **p)
 {
@@ -127,18 +85,47 @@ static unsigned long hex(const char **p)
 	}
 }
 
-/* The ProtectionKey of the mapping that holds addr, from
- * /proc/self/smaps, or -1.  Read once per process, on the first run that
- * the kernel's key protects. */
-static int smaps_key(uintptr_t addr)
+/* One maps line, at its start: fills m when it holds addr. */
+static int maps_line(const char *line, const char *end, uintptr_t addr,
+                     struct xom_mapped *m)
 {
-	char buf[4096 + 256];
+	const char *p = line;
+	unsigned long lo = hex(&p), hi = (p++, hex(&p));
+
+	if (addr < lo || addr >= hi || p[0] != ' ' || end - p < 6)
+		return 0;
+	m->prot = (p[1] == 'r' ? PROT_READ : 0) | (p[2] == 'w' ? PROT_WRITE : 0)
+	          | (p[3] == 'x' ? PROT_EXEC : 0);
+	p += 6;
+	m->off = hex(&p) + (addr - lo);
+	p++;
+	m->major = hex(&p);
+	p++;
+	m->minor = hex(&p);
+	m->ino = 0;
+	for (p++; *p >= '0' && *p <= '9'; p++)
+		m->ino = m->ino * 10 + (unsigned long)(*p - '0');
+	const char *path = memchr(p, '/', (size_t)(end - p));
+	size_t n = path ? (size_t)(end - path) : 0;
+	if (n >= sizeof(m->path))
+		n = 0;
+	memcpy(m->path, path ? path : "", n);
+	m->path[n] = 0;
+	return 1;
+}
+
+/* Calls fn on each line of the /proc file at path, read with raw calls,
+ * until fn returns non-zero [fault]. */
+static void proc_lines(const char *path,
+                       int (*fn)(const char *line, const char *end, void *arg),
+                       void *arg)
+{
+	char buf[4096 + 512];
 	size_t have = 0;
-	int in = 0, key = -1;
-	long fd = x_open("/proc/self/smaps", O_RDONLY | O_CLOEXEC, 0);
+	long fd = x_open(path, O_RDONLY | O_CLOEXEC, 0);
 
 	if (SYS_FAILED(fd))
-		return -1;
+		return;
 	for (;;) {
 		long r = x_read((int)fd, buf + have, sizeof(buf) - 1 - have);
 		if (r <= 0)
@@ -147,21 +134,8 @@ static int smaps_key(uintptr_t addr)
 		buf[have] = 0;
 		char *line = buf, *nl;
 		while ((nl = memchr(line, '\n', have - (size_t)(line - buf)))) {
-			const char *p = line;
-			unsigned long lo = hex(&p);
-			if (*p == '-' && p != line) {
-				p++;
-				unsigned long hi = hex(&p);
-				in = *p == ' ' && addr >= lo && addr < hi;
-			} else if (in && !strncmp(line, "ProtectionKey:", 14)) {
-				p = line + 14;
-				while (*p == ' ' || *p == '\t')
-					p++;
-				key = 0;
-				while (*p >= '0' && *p <= '9')
-					key = key * 10 + (*p++ - '0');
+			if (fn(line, nl, arg))
 				goto out;
-			}
 			line = nl + 1;
 		}
 		have -= (size_t)(line - buf);
@@ -171,10 +145,173 @@ static int smaps_key(uintptr_t addr)
 	}
 out:
 	x_close((int)fd);
-	return key;
+}
+
+struct maps_query { uintptr_t addr; struct xom_mapped *m; };
+
+static int maps_query_line(const char *line, const char *end, void *arg)
+{
+	struct maps_query *q = arg;
+
+	return maps_line(line, end, q->addr, q->m);
+}
+
+void xom_mapping_of(uintptr_t addr, struct xom_mapped *m)
+{
+	struct maps_query q = { addr, m };
+
+	m->prot = -1;
+	m->path[0] = 0;
+	proc_lines("/proc/self/maps", maps_query_line, &q);
+}
+
+int xom_same_file(const struct stat *st, const struct xom_mapped *m)
+{
+	/* maps gives the file system's device; btrfs's stat a subvolume's
+	 * anonymous one (major 0), so there the inode number decides. */
+	return S_ISREG(st->st_mode) && st->st_ino == m->ino
+	       && ((major(st->st_dev) == m->major && minor(st->st_dev) == m->minor)
+	           || major(st->st_dev) == 0);
+}
+
+/* ---- re-mapping ---------------------------------------------------------- */
+
+/* The file offset of the page at vaddr, in the executable segment that
+ * holds [vaddr, vaddr+len) whole; -1 when a page is not file (a segment's
+ * zero fill) or the range leaves the segment. */
+static long file_offset(const struct xom_target *t, uint64_t vaddr, size_t len)
+{
+	for (int i = 0; i < t->phnum; i++) {
+		const ElfW(Phdr) *p = &t->ph[i];
+		uint64_t lo = p->p_vaddr & ~(uint64_t)(XOM_PAGE - 1);
+		uint64_t file_end = (p->p_vaddr + p->p_filesz + XOM_PAGE - 1)
+		                    & ~(uint64_t)(XOM_PAGE - 1);
+		if (p->p_type != PT_LOAD || !(p->p_flags & PF_X)
+		    || vaddr < lo || vaddr >= file_end)
+			continue;
+		if (vaddr + len > file_end)
+			return -1;
+		return (long)(p->p_offset - (p->p_vaddr - vaddr));
+	}
+	return -1;
+}
+
+/* Opens the file mapped at a for t: the kernel's name of the mapping,
+ * which must still be that inode, a regular file.  0 or -ENOEXEC. */
+static long open_source(const struct xom_target *t, uintptr_t a)
+{
+	struct xom_mapped m;
+	struct stat st;
+
+	xom_kernel_close();
+	xom_mapping_of(a, &m);
+	if (m.prot < 0 || m.path[0] != '/')
+		return -ENOEXEC;
+	long fd = x_open(m.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0);
+	if (SYS_FAILED(fd))
+		return -ENOEXEC;
+	if (x_fstat((int)fd, &st) != 0 || !xom_same_file(&st, &m)) {
+		x_close((int)fd);
+		return -ENOEXEC;
+	}
+	src.t = t;
+	src.fd = (int)fd;
+	src.size = (long)st.st_size;
+	return 0;
+}
+
+/* Maps [a, a+len) of t again from its file with PROT_EXEC, if the file
+ * holds the bytes mapped there now.  0, -errno of a refused or failed
+ * mmap, -ESTALE (other bytes) or -ENOEXEC (no such file to map from). */
+static long remap(const struct xom_target *t, uintptr_t a, size_t len)
+{
+	long off = file_offset(t, a - t->bias, len), rc;
+
+	if (off < 0)
+		return -ENOEXEC;
+	if (src.t != t && (rc = open_source(t, a)) != 0)
+		return rc;
+	/* Every page must have a byte in the file: a page past its end
+	 * would raise SIGBUS. */
+	if (off + (long)len - (long)XOM_PAGE >= src.size)
+		return -ENOEXEC;
+	void *copy = x_mmap(NULL, len, PROT_READ, MAP_PRIVATE, src.fd, off);
+	if (X_MAP_FAILED(copy))
+		return (long)copy;
+	int same = memcmp(copy, (const void *)a, len) == 0;
+	x_munmap(copy, len);
+	if (!same)
+		return -ESTALE;
+	void *m = x_mmap((void *)a, len, PROT_EXEC, MAP_PRIVATE | MAP_FIXED, src.fd, off);
+	return X_MAP_FAILED(m) ? (long)m : m == (void *)a ? 0 : -EFAULT;
+}
+
+/* Gives a run that remap protected back its protection: from the same
+ * file, whose bytes it was just compared with. */
+static void unmap_back(uintptr_t a, size_t len, int prot)
+{
+	long off = src.t ? file_offset(src.t, a - src.t->bias, len) : -1;
+
+	if (off >= 0)
+		x_mmap((void *)a, len, prot, MAP_PRIVATE | MAP_FIXED, src.fd, off);
+}
+
+/* ---- which key the kernel chose ----------------------------------------- */
+
+/* The ProtectionKey of the mapping that holds addr, from
+ * /proc/self/smaps, or -1.  Read once per process, on the first run that
+ * the kernel's key protects. */
+struct key_query { uintptr_t addr; int in, key; };
+
+static int smaps_line(const char *line, const char *end, void *arg)
+{
+	struct key_query *q = arg;
+	const char *p = line;
+	unsigned long lo = hex(&p);
+
+	(void)end;
+	if (*p == '-' && p != line) {
+		p++;
+		unsigned long hi = hex(&p);
+		q->in = *p == ' ' && q->addr >= lo && q->addr < hi;
+	} else if (q->in && !strncmp(line, "ProtectionKey:", 14)) {
+		for (p = line + 14; *p == ' ' || *p == '\t'; p++)
+			;
+		q->key = 0;
+		while (*p >= '0' && *p <= '9')
+			q->key = q->key * 10 + (*p++ - '0');
+		return 1;
+	}
+	return 0;
+}
+
+static int smaps_key(uintptr_t addr)
+{
+	struct key_query q = { addr, 0, -1 };
+
+	proc_lines("/proc/self/smaps", smaps_line, &q);
+	return q.key;
 }
 
 /* ---- protecting ------------------------------------------------------- */
+
+/* Whether reads at a are denied: the kernel's copy from it fails with
+ * EFAULT.  access(2) asks with no descriptor; where a filter refuses it,
+ * a pipe's write(2) asks instead. */
+static int reads_denied(uintptr_t a)
+{
+	long r = x_access((const char *)a, F_OK);
+	int fd[2];
+
+	if (r != -EPERM && r != -ENOSYS)
+		return r == -EFAULT;
+	if (x_pipe2(fd, O_CLOEXEC) != 0)
+		return 0;
+	r = x_write(fd[1], (const void *)a, 1);
+	x_close(fd[0]);
+	x_close(fd[1]);
+	return r == -EFAULT;
+}
 
 /* After the first run: whether reads of it are denied (the kernel may
  * have had no key left to give, and then PROT_EXEC lets reads through on
@@ -182,7 +319,7 @@ out:
 static long first_check(const struct xom_target *t, uintptr_t a, size_t len,
                         int via)
 {
-	if (x_access((const char *)a, F_OK) == -EFAULT) {
+	if (reads_denied(a)) {
 		char line[200], num[16] = "";
 		int k = smaps_key(a);
 		xom_kernel_key = k > 0 ? k : -1;
@@ -203,7 +340,7 @@ long xom_kernel_protect(const struct xom_target *t, uintptr_t a, size_t len,
 {
 	long rc = via == XOM_VIA_MPROTECT
 	          ? sys3(SYS_mprotect, (long)a, (long)len, PROT_EXEC)
-	          : remap(t, a, len, PROT_EXEC, 1);
+	          : remap(t, a, len);
 
 	if (rc == 0 && !xom_kernel_key)
 		rc = first_check(t, a, len, via);
@@ -213,8 +350,9 @@ long xom_kernel_protect(const struct xom_target *t, uintptr_t a, size_t len,
 void xom_kernel_unprotect(const struct xom_target *t, uintptr_t a, size_t len,
                           int prot, int via)
 {
+	(void)t;
 	if (via == XOM_VIA_MPROTECT)
 		sys3(SYS_mprotect, (long)a, (long)len, prot);
 	else
-		remap(t, a, len, prot, 0);
+		unmap_back(a, len, prot);
 }

@@ -148,6 +148,13 @@ long xom_kernel_protect(const struct xom_target *t, uintptr_t a, size_t len,
 void xom_kernel_unprotect(const struct xom_target *t, uintptr_t a, size_t len,
                           int prot, int via);
 void xom_kernel_close(void);
+/* The mapping that holds addr, from /proc/self/maps: its protection (-1
+ * when not found), the file offset of addr, its file's device, inode and
+ * name [fault]. */
+struct xom_mapped { int prot; unsigned long off, major, minor, ino; char path[256]; };
+void xom_mapping_of(uintptr_t addr, struct xom_mapped *m);
+/* Whether st (fstat of a file opened by m's name) is m's file [fault]. */
+int xom_same_file(const struct stat *st, const struct xom_mapped *m);
 
 /* ---- elfmem.c: ELF structures of mapped objects ------------------------ */
 /* The build-id of a mapped image as a key; 0, or -1 when it has none. */

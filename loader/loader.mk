@@ -59,7 +59,7 @@ RT_MANY := $(foreach n,0 1 2 3 4 5 6 7 8 9,$(RT_BIN)/libmany$(n).so)
 RT_TESTS := $(RT_BIN)/xomtest $(RT_BIN)/libtarget.so $(RT_BIN)/libxomprobe.so \
 	$(RT_BIN)/libswap1.so $(RT_BIN)/libswap2.so $(RT_BIN)/libbulk.so \
 	$(RT_BIN)/libxom-tiny.so $(RT_BIN)/manyprog $(RT_BIN)/helperspy $(RT_MANY) \
-	$(RT_BIN)/libdata1.so $(RT_BIN)/libdata2.so
+	$(RT_BIN)/libdata1.so $(RT_BIN)/libdata2.so $(RT_BIN)/kernkey-test
 ALL += $(RT_TESTS)
 
 XOMTEST_SRC := tests/runtime/xomtest.c tests/runtime/xomtest-faults.c \
@@ -69,6 +69,12 @@ $(RT_BIN)/xomtest: $(XOMTEST_SRC) tests/runtime/xomtest.h loader/plan/xom_plan.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -o $@ $(XOMTEST_SRC) \
 		-ldl -pthread
+
+# The kernel key's failure paths (loader/kernkey.c), called directly:
+# linked with the runtime's own objects.
+$(RT_BIN)/kernkey-test: tests/runtime/kernkey.c $(RUNTIME_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -o $@ $< $(RUNTIME_OBJ)
 
 # A program that starts with more objects than a small batch has (ten
 # libraries of its own), so that its start-up maps the store's index.

@@ -8,6 +8,7 @@
 #include <cpuid.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 
 #include "loader.h"
@@ -50,19 +51,23 @@ static const char *alloc_failure(int err)
 	}
 }
 
+/* Whether this process runs in a systemd unit, found at start: systemd
+ * sets INVOCATION_ID for every unit it starts; a caller of a
+ * secure-execution program could set it too, so there it is not
+ * believed. */
+static int in_unit;
+
 const char *xom_filter_name(int alloc)
 {
-	/* systemd sets INVOCATION_ID for every unit it starts; a caller of a
-	 * secure-execution program could set it too, so there it is not
-	 * believed. */
-	if (xom_secure || !getenv("INVOCATION_ID"))
+	if (!in_unit)
 		return "a seccomp filter (a container runtime's profile, or a service manager's)";
 	return alloc ? "a seccomp filter: this systemd unit's SystemCallFilter= lacks pkey_alloc"
-	             : "a seccomp filter: this systemd unit's MemoryDenyWriteExecute=yes";
+	             : "a seccomp filter: this systemd unit's MemoryDenyWriteExecute=yes (or a SystemCallFilter= without pkey_mprotect)";
 }
 
 int xom_key_alloc(void)
 {
+	in_unit = !getauxval(AT_SECURE) && getenv("INVOCATION_ID");
 	long k = sys2(SYS_pkey_alloc, 0, PKEY_DISABLE_ACCESS);
 	if (k >= 0) {
 		xom_key = (int)k;
@@ -103,7 +108,7 @@ int xom_key_guard(int key)
 {
 	static int said;
 
-	if (!xom_active || xom_key <= 0 || key != xom_key)
+	if (!xom_active || key <= 0 || (key != xom_key && key != xom_kernel_key))
 		return 0;
 	if (!said++)
 		xom_say("the program tried to free or change protection key %d, which xom uses; refused (EINVAL)",

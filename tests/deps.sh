@@ -79,9 +79,10 @@ pkgs_for() {
 	# nor the real-program corpus of tests/vm/corpus-files.list (ffmpeg,
 	# Python's regression tests, git, sqlite3), nor the gcc that
 	# tests/cmd/guest-learn.sh compiles with, nor the systemd, timesyncd,
-	# crun and mount of the services boot (tests/vm/services-files.list).
+	# dbus, crun and mount of the services boot
+	# (tests/vm/services-files.list).
 	vm)    py=$(python_pkgs) && ff=$(ffmpeg_pkgs) || exit 2
-	       echo "qemu-system-x86 cpio xz-utils zstd gcc binutils libc6-dev openssl python3 $py perl gpg git dash bash coreutils tar util-linux aom-tools dav1d vpx-tools ffmpeg $ff sqlite3 systemd systemd-timesyncd crun mount" ;;
+	       echo "qemu-system-x86 cpio xz-utils zstd gcc binutils libc6-dev openssl python3 $py perl gpg git dash bash coreutils tar util-linux aom-tools dav1d vpx-tools ffmpeg $ff sqlite3 systemd systemd-timesyncd dbus crun mount" ;;
 	# `make demo` on a machine without keys: QEMU and what tests/vm/fetch
 	# needs for the kernel and busybox, nothing that the suite's guest
 	# copies (tests/vm/run --demo).

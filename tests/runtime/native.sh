@@ -598,6 +598,19 @@ else
 	fi
 fi
 
+# ---- the kernel key's failure paths (loader/kernkey.c) ---------------------------
+# Taken on any machine: kernkey-test calls the runtime under a filter like
+# systemd's MemoryDenyWriteExecute=yes; the guest runs it with keys too.
+"$B/tests/runtime/kernkey-test" >"$W/out" 2>"$W/err"; rc=$?
+n=0
+while IFS= read -r line; do
+	case $line in
+	"PASS "*) n=$((n + 1)); t_pass "${line#PASS }" ;;
+	"FAIL "*) n=$((n + 1)); x=${line#FAIL }; t_fail "${x%%:*}" "${x#*: } $(err)" ;;
+	esac
+done <"$W/out"
+[ $rc = 0 ] && [ $n = 5 ] || t_fail kernkey-test "rc $rc, $n results: $(err)"
+
 # ---- what needs protection keys -------------------------------------------------
 for t in enforce-self enforce-libc maps real-programs fork-exec backtrace writes pkey-free map-count secure system-preload; do
 	t_skip "$t" "$([ $pku = 1 ] && echo "runs in the emulated-PKU VM (tests/runtime/vm-enforce.sh)" || echo "no protection keys on this machine; runs in the emulated-PKU VM")"
