@@ -27,6 +27,8 @@
  * looks at the key in use.  fork copies the key with the address space.
  */
 #include <errno.h>
+#include <stdlib.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/sysmacros.h>
 
@@ -34,6 +36,27 @@
 #include "sys.h"
 
 int xom_kernel_key;
+int xom_via;            /* XOM_VIA_KEY: 0, like xom_kernel_key, for .bss */
+
+/* Whether this process runs in a systemd unit, found at start: systemd
+ * sets INVOCATION_ID for every unit it starts; a caller of a
+ * secure-execution program could set it too, so there it is not
+ * believed. */
+static int in_unit;
+
+void xom_kernel_start(void)
+{
+	in_unit = !getauxval(AT_SECURE) && getenv("INVOCATION_ID");
+}
+
+/* What refuses the key, for messages: in a systemd unit, which setting. */
+static const char *filter_name(int alloc)
+{
+	if (!in_unit)
+		return "a seccomp filter (a container runtime's profile, or a service manager's)";
+	return alloc ? "a seccomp filter: this systemd unit's SystemCallFilter= lacks pkey_alloc"
+	             : "a seccomp filter: this systemd unit's MemoryDenyWriteExecute=yes (or a SystemCallFilter= without pkey_mprotect)";
+}
 
 /* The call that was refused first, and how, for the one line. */
 static struct { const char *call; int err; } refusal;
@@ -51,7 +74,7 @@ void xom_kernel_refused(const char *call, int err)
 void xom_kernel_say_refused(const char *outcome)
 {
 	xom_notice("%s is refused (%serrno %d) by %s; %s", refusal.call,
-	           XOM_ERR(refusal.err), xom_filter_name(!strcmp(refusal.call, "pkey_alloc")),
+	           XOM_ERR(refusal.err), filter_name(!strcmp(refusal.call, "pkey_alloc")),
 	           outcome);
 }
 
@@ -107,7 +130,9 @@ static int maps_line(const char *line, const char *end, uintptr_t addr,
 		m->ino = m->ino * 10 + (unsigned long)(*p - '0');
 	const char *path = memchr(p, '/', (size_t)(end - p));
 	size_t n = path ? (size_t)(end - path) : 0;
-	if (n >= sizeof(m->path))
+	/* A file deleted since it was mapped has no name to open again:
+	 * another file may be called "NAME (deleted)". */
+	if (n >= sizeof(m->path) || (n > 10 && !memcmp(end - 10, " (deleted)", 10)))
 		n = 0;
 	memcpy(m->path, path ? path : "", n);
 	m->path[n] = 0;
@@ -122,6 +147,7 @@ static void proc_lines(const char *path,
 {
 	char buf[4096 + 512];
 	size_t have = 0;
+	int skip = 0;           /* in a line longer than buf, whose start went */
 	long fd = x_open(path, O_RDONLY | O_CLOEXEC, 0);
 
 	if (SYS_FAILED(fd))
@@ -134,13 +160,18 @@ static void proc_lines(const char *path,
 		buf[have] = 0;
 		char *line = buf, *nl;
 		while ((nl = memchr(line, '\n', have - (size_t)(line - buf)))) {
-			if (fn(line, nl, arg))
+			/* The rest of a long line is not a line: a file's name
+			 * could make it read like one. */
+			if (!skip && fn(line, nl, arg))
 				goto out;
+			skip = 0;
 			line = nl + 1;
 		}
 		have -= (size_t)(line - buf);
-		if (have >= sizeof(buf) - 1)
-			have = 0;               /* a line longer than the buffer */
+		if (have >= sizeof(buf) - 1) {
+			have = 0;
+			skip = 1;
+		}
 		memmove(buf, line, have);
 	}
 out:
@@ -167,11 +198,11 @@ void xom_mapping_of(uintptr_t addr, struct xom_mapped *m)
 
 int xom_same_file(const struct stat *st, const struct xom_mapped *m)
 {
-	/* maps gives the file system's device; btrfs's stat a subvolume's
-	 * anonymous one (major 0), so there the inode number decides. */
+	/* maps gives the file system's device; btrfs's stat a subvolume's,
+	 * both anonymous (major 0), so there the inode number decides. */
 	return S_ISREG(st->st_mode) && st->st_ino == m->ino
 	       && ((major(st->st_dev) == m->major && minor(st->st_dev) == m->minor)
-	           || major(st->st_dev) == 0);
+	           || (major(st->st_dev) == 0 && m->major == 0));
 }
 
 /* ---- re-mapping ---------------------------------------------------------- */
@@ -243,6 +274,11 @@ static long remap(const struct xom_target *t, uintptr_t a, size_t len)
 	if (!same)
 		return -ESTALE;
 	void *m = x_mmap((void *)a, len, PROT_EXEC, MAP_PRIVATE | MAP_FIXED, src.fd, off);
+	if (X_MAP_FAILED(m) && (long)m != -EPERM && (long)m != -EACCES)
+		/* Before Linux 6.12 a late failure may have unmapped the
+		 * range: the compared bytes go back. */
+		x_mmap((void *)a, len, xom_elf_seg_prot(t->ph, t->phnum, a - t->bias),
+		       MAP_PRIVATE | MAP_FIXED, src.fd, off);
 	return X_MAP_FAILED(m) ? (long)m : m == (void *)a ? 0 : -EFAULT;
 }
 

@@ -126,12 +126,12 @@ int xom_key_check(void);
  * mprotect, or by mapping again from the file where mprotect(PROT_EXEC) is
  * refused too; NONE when every way was refused. */
 enum { XOM_VIA_KEY, XOM_VIA_MPROTECT, XOM_VIA_REMAP, XOM_VIA_NONE };
-extern int xom_via;
-/* What refuses the key, for messages: in a systemd unit, which setting. */
-const char *xom_filter_name(int alloc);
 
 /* ---- kernkey.c: the kernel's execute-only key -------------------------- */
 struct xom_target;
+extern int xom_via;                     /* [fault] */
+/* Notes at start whether this is a systemd unit, for the messages. */
+void xom_kernel_start(void);
 /* Its number once xom used it, -1 if that could not be read; 0 before
  * [fault]. */
 extern int xom_kernel_key;
@@ -150,7 +150,7 @@ void xom_kernel_unprotect(const struct xom_target *t, uintptr_t a, size_t len,
 void xom_kernel_close(void);
 /* The mapping that holds addr, from /proc/self/maps: its protection (-1
  * when not found), the file offset of addr, its file's device, inode and
- * name [fault]. */
+ * name ("" for none, or a file deleted since) [fault]. */
 struct xom_mapped { int prot; unsigned long off, major, minor, ino; char path[256]; };
 void xom_mapping_of(uintptr_t addr, struct xom_mapped *m);
 /* Whether st (fstat of a file opened by m's name) is m's file [fault]. */

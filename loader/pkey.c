@@ -7,8 +7,6 @@
  */
 #include <cpuid.h>
 #include <errno.h>
-#include <stdlib.h>
-#include <sys/auxv.h>
 #include <sys/mman.h>
 
 #include "loader.h"
@@ -19,7 +17,6 @@
  * returns, and a zero here keeps the variable out of .data. */
 int xom_key;
 unsigned long xom_prot_calls;
-int xom_via;            /* XOM_VIA_KEY: 0, like xom_key, for .bss */
 
 /* CPUID.(EAX=7,ECX=0):ECX bit 3 is PKU, bit 4 OSPKE (the kernel set CR4.PKE). */
 static unsigned cpu_pkey_bits(void)
@@ -51,23 +48,9 @@ static const char *alloc_failure(int err)
 	}
 }
 
-/* Whether this process runs in a systemd unit, found at start: systemd
- * sets INVOCATION_ID for every unit it starts; a caller of a
- * secure-execution program could set it too, so there it is not
- * believed. */
-static int in_unit;
-
-const char *xom_filter_name(int alloc)
-{
-	if (!in_unit)
-		return "a seccomp filter (a container runtime's profile, or a service manager's)";
-	return alloc ? "a seccomp filter: this systemd unit's SystemCallFilter= lacks pkey_alloc"
-	             : "a seccomp filter: this systemd unit's MemoryDenyWriteExecute=yes (or a SystemCallFilter= without pkey_mprotect)";
-}
-
 int xom_key_alloc(void)
 {
-	in_unit = !getauxval(AT_SECURE) && getenv("INVOCATION_ID");
+	xom_kernel_start();
 	long k = sys2(SYS_pkey_alloc, 0, PKEY_DISABLE_ACCESS);
 	if (k >= 0) {
 		xom_key = (int)k;

@@ -609,7 +609,7 @@ while IFS= read -r line; do
 	"FAIL "*) n=$((n + 1)); x=${line#FAIL }; t_fail "${x%%:*}" "${x#*: } $(err)" ;;
 	esac
 done <"$W/out"
-[ $rc = 0 ] && [ $n = 5 ] || t_fail kernkey-test "rc $rc, $n results: $(err)"
+[ $rc = 0 ] && [ $n = 6 ] || t_fail kernkey-test "rc $rc, $n results: $(err)"
 
 # ---- what needs protection keys -------------------------------------------------
 for t in enforce-self enforce-libc maps real-programs fork-exec backtrace writes pkey-free map-count secure system-preload; do
