@@ -354,9 +354,12 @@ static int m_maxmaps(int argc, char **argv)
 static int m_unprotect_code(int argc, char **argv)
 {
 	uintptr_t page = (uintptr_t)(const void *)self_fn & ~4095ul;
+	/* With "mprotect", a plain mprotect: under the kernel's execute-only
+	 * key that gives the page key 0 back. */
+	int plain = argc > 1 && !strcmp(argv[1], "mprotect");
 
-	(void)argc, (void)argv;
-	if (syscall(SYS_pkey_mprotect, page, 4096, PROT_READ | PROT_EXEC, 0) == 0)
+	if ((plain ? mprotect((void *)page, 4096, PROT_READ | PROT_EXEC)
+	           : syscall(SYS_pkey_mprotect, page, 4096, PROT_READ | PROT_EXEC, 0)) == 0)
 		printf("unprotect ok\n");
 	else
 		printf("unprotect failed: %s\n", strerror(errno));
@@ -657,7 +660,7 @@ const struct mode harden_modes[] = {
 	{ "vmreadv", "", "process_vm_readv of own code", m_vmreadv },
 	{ "procmem", "", "/proc/self/mem read of own code", m_procmem },
 	{ "maxmaps", "N", "map N more pages", m_maxmaps },
-	{ "unprotect-code", "", "pkey_mprotect own code back to readable, read it", m_unprotect_code },
+	{ "unprotect-code", "[mprotect]", "pkey_mprotect (or mprotect) own code back to readable, read it", m_unprotect_code },
 	{ "tamper", "INDEX", "make a store's plans disagree with the files", m_tamper },
 	{ "damage", "INDEX alone|set|both|old NAME", "break the checksum of the plans of files named NAME, alone, in sets or both; or make them all of the format before", m_damage },
 	{ "forge", "textrel|noshdr IN OUT", "copy an ELF file, same build-id, another plan", m_forge },
