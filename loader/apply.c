@@ -176,12 +176,12 @@ done:
 	return rc;
 }
 
-static void unprotect(const struct xom_target *t, uintptr_t a, size_t len, int prot)
+static void unprotect(uintptr_t a, size_t len, int prot)
 {
 	if (obj_way == XOM_VIA_KEY)
 		xom_unprotect(a, len, prot);
 	else if (obj_way > XOM_VIA_KEY)
-		xom_kernel_unprotect(t, a, len, prot, obj_way);
+		xom_kernel_unprotect(a, len, prot, obj_way);
 }
 
 /* Protects [s, e) minus the profile's pages; returns pages protected or
@@ -203,7 +203,7 @@ static long apply_run(const struct xom_target *t, uint64_t s, uint64_t e,
 		if (stop > e)
 			stop = e;
 		if (stop > cur && undo) {
-			unprotect(t, bias + cur, stop - cur, xom_elf_seg_prot(t->ph, t->phnum, s));
+			unprotect(bias + cur, stop - cur, xom_elf_seg_prot(t->ph, t->phnum, s));
 		} else if (stop > cur) {
 			long rc = protect(t, bias + cur, stop - cur);
 			if (rc != 0) {

@@ -261,17 +261,14 @@ static int allow_page(uintptr_t page, int write)
 	long rc = sys4(SYS_pkey_mprotect, (long)page, XOM_PAGE, prot, 0);
 	if (rc != 0 && xom_via != XOM_VIA_KEY)
 		rc = sys3(SYS_mprotect, (long)page, XOM_PAGE, prot);
-	if (rc != 0 && xom_via == XOM_VIA_REMAP && !write && m.path[0] == '/') {
-		long fd = x_open(m.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0);
-		struct stat st;
-		/* Only from the very file mapped there. */
-		if (!SYS_FAILED(fd) && x_fstat((int)fd, &st) == 0 && xom_same_file(&st, &m)) {
-			void *p = x_mmap((void *)page, XOM_PAGE, PROT_READ | PROT_EXEC,
-			                 MAP_PRIVATE | MAP_FIXED, (int)fd, (long)m.off);
-			rc = p == (void *)page ? 0 : -1;
-		}
-		if (!SYS_FAILED(fd))
-			x_close((int)fd);
+	struct stat st;
+	long fd;
+	if (rc != 0 && xom_via == XOM_VIA_REMAP && !write
+	    && !SYS_FAILED(fd = xom_open_mapped(&m, &st))) {
+		void *p = x_mmap((void *)page, XOM_PAGE, PROT_READ | PROT_EXEC,
+		                 MAP_PRIVATE | MAP_FIXED, (int)fd, (long)m.off);
+		rc = p == (void *)page ? 0 : -1;
+		x_close((int)fd);
 	}
 	return (int)rc;
 }

@@ -3,7 +3,7 @@
  * execute-only key, for processes whose seccomp filter refuses xom's key.
  *
  * Phase: object; the fault handler reads xom_kernel_key and uses
- * xom_mapping_of and xom_same_file.
+ * xom_mapping_of and xom_open_mapped.
  *
  * On x86 with protection keys, Linux gives a mapping made or changed to
  * PROT_EXEC alone a key of the kernel's choosing, allocated once per
@@ -27,8 +27,6 @@
  * looks at the key in use.  fork copies the key with the address space.
  */
 #include <errno.h>
-#include <stdlib.h>
-#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/sysmacros.h>
 
@@ -38,21 +36,10 @@
 int xom_kernel_key;
 int xom_via;            /* XOM_VIA_KEY: 0, like xom_kernel_key, for .bss */
 
-/* Whether this process runs in a systemd unit, found at start: systemd
- * sets INVOCATION_ID for every unit it starts; a caller of a
- * secure-execution program could set it too, so there it is not
- * believed. */
-static int in_unit;
-
-void xom_kernel_start(void)
-{
-	in_unit = !getauxval(AT_SECURE) && getenv("INVOCATION_ID");
-}
-
 /* What refuses the key, for messages: in a systemd unit, which setting. */
 static const char *filter_name(int alloc)
 {
-	if (!in_unit)
+	if (!xom_in_unit())
 		return "a seccomp filter (a container runtime's profile, or a service manager's)";
 	return alloc ? "a seccomp filter: this systemd unit's SystemCallFilter= lacks pkey_alloc"
 	             : "a seccomp filter: this systemd unit's MemoryDenyWriteExecute=yes (or a SystemCallFilter= without pkey_mprotect)";
@@ -97,15 +84,9 @@ static unsigned long hex(const char **p)
 {
 	unsigned long v = 0;
 
-	for (;; (*p)++) {
-		unsigned c = (unsigned char)**p;
-		if (c - '0' < 10)
-			v = v * 16 + (c - '0');
-		else if ((c | 32) - 'a' < 6)
-			v = v * 16 + ((c | 32) - 'a' + 10);
-		else
-			return v;
-	}
+	for (int d; (d = xom_hex_digit(**p)) >= 0; (*p)++)
+		v = v * 16 + (unsigned long)d;
+	return v;
 }
 
 /* One maps line, at its start: fills m when it holds addr. */
@@ -196,13 +177,22 @@ void xom_mapping_of(uintptr_t addr, struct xom_mapped *m)
 	proc_lines("/proc/self/maps", maps_query_line, &q);
 }
 
-int xom_same_file(const struct stat *st, const struct xom_mapped *m)
+long xom_open_mapped(const struct xom_mapped *m, struct stat *st)
 {
+	long fd = m->path[0] == '/'
+	          ? x_open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0)
+	          : -ENOENT;
+
+	if (SYS_FAILED(fd))
+		return fd;
 	/* maps gives the file system's device; btrfs's stat a subvolume's,
 	 * both anonymous (major 0), so there the inode number decides. */
-	return S_ISREG(st->st_mode) && st->st_ino == m->ino
-	       && ((major(st->st_dev) == m->major && minor(st->st_dev) == m->minor)
-	           || (major(st->st_dev) == 0 && m->major == 0));
+	if (x_fstat((int)fd, st) == 0 && S_ISREG(st->st_mode) && st->st_ino == m->ino
+	    && ((major(st->st_dev) == m->major && minor(st->st_dev) == m->minor)
+	        || (major(st->st_dev) == 0 && m->major == 0)))
+		return fd;
+	x_close((int)fd);
+	return -ESTALE;
 }
 
 /* ---- re-mapping ---------------------------------------------------------- */
@@ -238,13 +228,9 @@ static long open_source(const struct xom_target *t, uintptr_t a)
 	xom_mapping_of(a, &m);
 	if (m.prot < 0 || m.path[0] != '/')
 		return -ENOEXEC;
-	long fd = x_open(m.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0);
+	long fd = xom_open_mapped(&m, &st);
 	if (SYS_FAILED(fd))
 		return -ENOEXEC;
-	if (x_fstat((int)fd, &st) != 0 || !xom_same_file(&st, &m)) {
-		x_close((int)fd);
-		return -ENOEXEC;
-	}
 	src.t = t;
 	src.fd = (int)fd;
 	src.size = (long)st.st_size;
@@ -352,8 +338,7 @@ static int reads_denied(uintptr_t a)
 /* After the first run: whether reads of it are denied (the kernel may
  * have had no key left to give, and then PROT_EXEC lets reads through on
  * x86), and which key it carries.  0, or -ENOKEY after undoing. */
-static long first_check(const struct xom_target *t, uintptr_t a, size_t len,
-                        int via)
+static long first_check(uintptr_t a, size_t len, int via)
 {
 	if (reads_denied(a)) {
 		char line[200], num[16] = "";
@@ -367,7 +352,7 @@ static long first_check(const struct xom_target *t, uintptr_t a, size_t len,
 		xom_kernel_say_refused(line);
 		return 0;
 	}
-	xom_kernel_unprotect(t, a, len, PROT_READ | PROT_EXEC, via);
+	xom_kernel_unprotect(a, len, PROT_READ | PROT_EXEC, via);
 	return -ENOKEY;
 }
 
@@ -379,14 +364,12 @@ long xom_kernel_protect(const struct xom_target *t, uintptr_t a, size_t len,
 	          : remap(t, a, len);
 
 	if (rc == 0 && !xom_kernel_key)
-		rc = first_check(t, a, len, via);
+		rc = first_check(a, len, via);
 	return rc;
 }
 
-void xom_kernel_unprotect(const struct xom_target *t, uintptr_t a, size_t len,
-                          int prot, int via)
+void xom_kernel_unprotect(uintptr_t a, size_t len, int prot, int via)
 {
-	(void)t;
 	if (via == XOM_VIA_MPROTECT)
 		sys3(SYS_mprotect, (long)a, (long)len, prot);
 	else

@@ -101,6 +101,9 @@ const char *xom_errname(int err);
  * daemon may have closed it and reused its number), or -1. */
 int xom_log_fd(void);
 void xom_log_init(int fd);                                      /* start */
+/* Whether this is a systemd service (INVOCATION_ID, not believed in a
+ * secure-execution program), found by xom_log_init [fault]. */
+int xom_in_unit(void);
 
 static inline void xom_copy_str(char *dst, size_t cap, const char *src)
 {
@@ -130,8 +133,6 @@ enum { XOM_VIA_KEY, XOM_VIA_MPROTECT, XOM_VIA_REMAP, XOM_VIA_NONE };
 /* ---- kernkey.c: the kernel's execute-only key -------------------------- */
 struct xom_target;
 extern int xom_via;                     /* [fault] */
-/* Notes at start whether this is a systemd unit, for the messages. */
-void xom_kernel_start(void);
 /* Its number once xom used it, -1 if that could not be read; 0 before
  * [fault]. */
 extern int xom_kernel_key;
@@ -145,16 +146,17 @@ void xom_kernel_say_refused(const char *outcome);
  * opened for re-mapping stays open until xom_kernel_close. */
 long xom_kernel_protect(const struct xom_target *t, uintptr_t a, size_t len,
                         int via);
-void xom_kernel_unprotect(const struct xom_target *t, uintptr_t a, size_t len,
-                          int prot, int via);
+void xom_kernel_unprotect(uintptr_t a, size_t len, int prot, int via);
 void xom_kernel_close(void);
 /* The mapping that holds addr, from /proc/self/maps: its protection (-1
  * when not found), the file offset of addr, its file's device, inode and
  * name ("" for none, or a file deleted since) [fault]. */
 struct xom_mapped { int prot; unsigned long off, major, minor, ino; char path[256]; };
 void xom_mapping_of(uintptr_t addr, struct xom_mapped *m);
-/* Whether st (fstat of a file opened by m's name) is m's file [fault]. */
-int xom_same_file(const struct stat *st, const struct xom_mapped *m);
+/* Opens the file of mapping m by its name, if that is still m's file (the
+ * same inode, a regular file; st is its stat): the descriptor, or -errno
+ * [fault]. */
+long xom_open_mapped(const struct xom_mapped *m, struct stat *st);
 
 /* ---- elfmem.c: ELF structures of mapped objects ------------------------ */
 /* The build-id of a mapped image as a key; 0, or -1 when it has none. */

@@ -50,7 +50,6 @@ static const char *alloc_failure(int err)
 
 int xom_key_alloc(void)
 {
-	xom_kernel_start();
 	long k = sys2(SYS_pkey_alloc, 0, PKEY_DISABLE_ACCESS);
 	if (k >= 0) {
 		xom_key = (int)k;

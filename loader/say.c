@@ -162,6 +162,15 @@ static struct { int fd, known; dev_t dev; ino_t ino; } log_id;  /* .bss: see sta
 /* Whether lines also go to the journal, and which kinds went already
  * (1 << XOM_SAY_*). */
 static struct { int on; unsigned sent; } journal;
+/* Whether this process is a systemd service: systemd sets INVOCATION_ID
+ * for every unit it starts, which the caller of a secure-execution
+ * program could set too, so there it is not believed. */
+static int in_unit;
+
+int xom_in_unit(void)
+{
+	return in_unit;
+}
 
 void xom_log_init(int fd)
 {
@@ -172,10 +181,9 @@ void xom_log_init(int fd)
 	log_id.dev = st.st_dev;
 	log_id.ino = st.st_ino;
 	xom_opt.log_fd = log_id.known ? fd : -1;
-	/* A service: systemd sets INVOCATION_ID, which the caller of a
-	 * secure-execution program could set too. */
-	journal.on = (!log_id.known || (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)))
-	             && getenv("INVOCATION_ID") && !getauxval(AT_SECURE);
+	in_unit = !getauxval(AT_SECURE) && getenv("INVOCATION_ID");
+	journal.on = in_unit
+	             && (!log_id.known || (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)));
 }
 
 /* Sends one datagram to the AF_UNIX socket at path; 0 or -errno. */

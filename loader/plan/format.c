@@ -155,7 +155,7 @@ void xom_key_name(const struct xom_plan_key *k, char *out, size_t cap)
 	out[n] = 0;
 }
 
-static int hex_digit(char c)
+int xom_hex_digit(char c)
 {
 	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
@@ -170,7 +170,7 @@ int xom_key_parse(const char *name, struct xom_plan_key *k)
 		name++;
 	}
 	for (; name[0]; name += 2) {
-		int hi = hex_digit(name[0]), lo = hi < 0 ? -1 : hex_digit(name[1]);
+		int hi = xom_hex_digit(name[0]), lo = hi < 0 ? -1 : xom_hex_digit(name[1]);
 		if (lo < 0 || k->len >= sizeof(k->bytes))
 			return -1;
 		k->bytes[k->len++] = (uint8_t)(hi << 4 | lo);
@@ -613,8 +613,7 @@ static int hex_page(const char *w, size_t n, uint64_t *page)
 	if (n < 3 || n > 18 || w[0] != '0' || w[1] != 'x')
 		return -1;
 	for (size_t i = 2; i < n; i++) {
-		int d = w[i] >= '0' && w[i] <= '9' ? w[i] - '0'
-		        : w[i] >= 'a' && w[i] <= 'f' ? w[i] - 'a' + 10 : -1;
+		int d = xom_hex_digit(w[i]);
 		if (d < 0)
 			return -1;
 		v = v << 4 | (uint64_t)d;

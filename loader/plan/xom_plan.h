@@ -191,6 +191,8 @@ void xom_plan_seal(struct xom_plan_head *h);
 /* The key a plan is found by. */
 void xom_plan_key_of(const struct xom_plan_head *h, struct xom_plan_key *k);
 int xom_key_equal(const struct xom_plan_key *a, const struct xom_plan_key *b);
+/* The value of a lower-case hex digit, or -1. */
+int xom_hex_digit(char c);
 /* The key as a file name: the build-id in hex, or "f" and the identity in
  * hex; cap must be at least XOM_KEY_NAME_MAX. */
 #define XOM_KEY_NAME_MAX 132
