@@ -52,16 +52,17 @@
 #define XOM_RARE __attribute__((cold, noinline))
 #define XOM_REFUSED_STATUS 126          /* see xom_loader.h */
 
-/* ---- start.c ----------------------------------------------------------- */
+/* ---- state.c: the process-wide state, written by start [fault] ------ */
 extern struct xom_opts xom_opt;         /* parsed once, read everywhere */
 extern int xom_active;                  /* 1 once start-up succeeded */
 extern int xom_started;                 /* 1 once the first batch is done */
 extern int xom_secure;                  /* AT_SECURE: the caller is not trusted */
 extern unsigned xom_euid;               /* the effective user ID at start-up */
-/* Has the kernel supply, in one system call, the pages of [p, p + len)
- * that are about to be written, when there are enough of them: one call
- * for many pages costs less than a fault for each (start.c). */
-void xom_populate(const void *p, size_t len);
+extern struct xom_dirs xom_stores_at;   /* the stores' folders */
+/* Store i's folder into buf (options.h: xom_dir_path). */
+const char *xom_store_dir(int i, char *buf, size_t cap);
+
+/* ---- refuse.c: require=1 ---------------------------------------------- */
 /* Says why and exits XOM_REFUSED_STATUS (require=1), unless the refusal
  * is waived for this process (xom_waiver): then it says so and returns,
  * and the program runs unprotected. */
@@ -227,11 +228,9 @@ int xom_objects_used(void);
  * through fd (read); len is its size in both cases. */
 struct xom_store { const void *map; size_t len; int tried, fd; uint32_t nslots; };
 struct xom_stores { struct xom_store s[XOM_NSTORES]; int read; };
-/* The directory of store i (XOM_STORE_*) in buf, or NULL when there is
- * none [fault]. */
-const char *xom_store_dir(int i, char *buf, size_t cap);
-/* Before a batch that looks up n objects. */
-void xom_stores_open(struct xom_stores *st, size_t n);
+/* Before a batch that looks up n objects; a small batch reads its plans
+ * into room (cap bytes), the batch's own table past its arrivals. */
+void xom_stores_open(struct xom_stores *st, size_t n, void *room, size_t cap);
 /* The plan for k made from a file of that shape in store i, and the set
  * of plans in store i for a batch whose keys fold to hash; or NULL.  A
  * store is opened when first asked. */
@@ -248,6 +247,9 @@ const struct xom_plan_head *xom_store_read_find(struct xom_store *s,
                                                const struct xom_plan_key *k,
                                                uint64_t shape);
 const struct xom_set_head *xom_store_read_set(struct xom_store *s, uint64_t hash);
+/* The room that a small batch's plans are read into, until the batch
+ * ends (xom_store_read_wipe). */
+void xom_store_read_room(void *room, size_t cap);
 void xom_store_read_wipe(void);
 /* A helper ran: a store found missing may exist now. */
 void xom_stores_changed(void);
@@ -279,14 +281,9 @@ int xom_helper_keep_set(const struct xom_plan_key *const *keys, size_t nkeys,
 void xom_helper_release(void *mem);
 
 /* ---- protect.c: the batch's second and third passes ---------------------- */
-/* Drops a batch that a dead thread left half done (object). */
-void xom_batch_abandon(void);
 /* About n objects are about to arrive: populates what the batch and the
  * object table will write for them (object). */
 void xom_batch_reserve(size_t n);
-/* The batch table's room after the arrivals of pass 1, where pass 2 may
- * keep what it reads for them until the batch ends; *cap its size. */
-void *xom_batch_spare(size_t *cap);
 /* Pass 3 for one object that dl_iterate_phdr lists (called from walk). */
 int xom_batch_apply(const char *name, uintptr_t bias, const ElfW(Phdr) *ph,
                     int phnum);

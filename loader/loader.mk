@@ -9,7 +9,7 @@ PLAN_FORMAT_OBJ := $(B)/loader/plan/format.o
 # first: the runtime's small variables share a page, and its tables lie
 # after them in .lbss (XOM_COLD in loader.h), the object table's first
 # slots first.
-RUNTIME_OBJ := $(addprefix $(B)/loader/,objects.o start.o settings.o options.o say.o \
+RUNTIME_OBJ := $(addprefix $(B)/loader/,objects.o state.o start.o refuse.o settings.o options.o say.o \
 	pkey.o kernkey.o elfmem.o store.o sync.o apply.o fault.o calls.o str.o helper.o \
 	protect.o profile.o storeread.o) $(PLAN_FORMAT_OBJ)
 # str.c defines memcpy and friends: the compiler must not turn its loops

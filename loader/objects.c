@@ -1,6 +1,6 @@
 /*
- * objects.c - the table of loaded objects, and the lock under which it
- * changes.
+ * objects.c - the table of loaded objects.  It changes only under the
+ * batch's lock (protect.c).
  *
  * Phase: object, except xom_object_at, which the fault handler calls: it
  * reads the table without a lock (see struct xom_object in loader.h).
@@ -12,7 +12,6 @@
  * slots maps more (grow).
  */
 #include <errno.h>
-#include <pthread.h>
 #include <sys/mman.h>
 
 #include "loader.h"
@@ -330,7 +329,7 @@ void xom_objects_reserve(size_t n)
 	size_t from = (size_t)nobjs;
 
 	if (from < FIRST_SLOTS)
-		xom_populate(&objs[from], (n < FIRST_SLOTS - from ? n : FIRST_SLOTS - from)
+		x_populate(&objs[from], (n < FIRST_SLOTS - from ? n : FIRST_SLOTS - from)
 		             * sizeof(objs[0]));
 }
 
@@ -440,83 +439,4 @@ void xom_objects_each(void (*fn)(struct xom_object *o, void *arg), void *arg)
 	for (int i = first; i < n; i++)
 		if (slot(i)->live)
 			fn(slot(i), arg);
-}
-
-/* ---- the lock ----------------------------------------------------------- */
-
-/*
- * A recursive lock, because constructors run by dlopen may call dlopen
- * again.  The owner is a thread ID: a lock whose owner no longer exists in
- * this process - a fork child's copy of a lock that another thread of the
- * parent held - is taken over, so no fork handler is needed (the audit
- * module's copy of libc runs none).  While a thread holds it, its signals
- * are blocked and cancellation is off: no signal handler can longjmp out of
- * the object phase and no cancellation can unwind it, either of which
- * would leave the lock held for ever.
- */
-static int lock_owner;
-/* initial-exec: the libraries are loaded at start-up, and the general
- * model would import __tls_get_addr. */
-static __thread int lock_depth __attribute__((tls_model("initial-exec")));
-static uint64_t lock_saved_mask;
-static int lock_saved_cancel;
-
-static int thread_gone(int tid)
-{
-	return x_tgkill(x_getpid(), tid, 0) == -ESRCH;
-}
-
-void xom_enter(void)
-{
-	if (lock_depth) {
-		lock_depth++;   /* this thread holds it already */
-		return;
-	}
-	int self = x_gettid();
-	/* Every signal but the two that glibc keeps for itself (SIGCANCEL,
-	 * SIGSETXID, 32 and 33): set*id in another thread waits for this one
-	 * to take SIGSETXID, and cancellation is off below anyway. */
-	uint64_t all = ~((1ull << 31) | (1ull << 32)), old;
-
-	x_sigmask(SIG_SETMASK, &all, &old);
-	for (int spins = 0;; spins++) {
-		int owner = 0;
-		if (__atomic_compare_exchange_n(&lock_owner, &owner, self, 0,
-		                                __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-			break;
-		/* The owner died inside the object phase (in a fork child, the
-		 * parent's other threads do not exist): what it left half done
-		 * is dropped with the lock. */
-		if (spins > 64 && thread_gone(owner)
-		    && __atomic_compare_exchange_n(&lock_owner, &owner, 0, 0,
-		                                   __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-			xom_batch_abandon();
-		sys0(SYS_sched_yield);
-	}
-	int cancel;
-	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
-	lock_depth = 1;
-	lock_saved_mask = old;
-	lock_saved_cancel = cancel;
-}
-
-void xom_leave(void)
-{
-	if (--lock_depth == 0) {
-		uint64_t mask = lock_saved_mask;
-		int cancel = lock_saved_cancel, ignored;
-		__atomic_store_n(&lock_owner, 0, __ATOMIC_RELEASE);
-		pthread_setcancelstate(cancel, &ignored);
-		x_sigmask(SIG_SETMASK, &mask, NULL);
-	}
-}
-
-void xom_lock_reset(void)
-{
-	/* fork() runs this in the child, in the thread that forked: if that
-	 * thread held the lock, fork was called from inside xom, which does
-	 * not happen; any other owner does not exist here. */
-	lock_owner = 0;
-	lock_depth = 0;
-	xom_batch_abandon();
 }

@@ -25,6 +25,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <sys/auxv.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -64,7 +65,7 @@ struct arrival {
 
 /* The counts lie among the small variables, in the page every start
  * writes.  The arrivals and, after them, the plans that pass 2 reads
- * (xom_batch_spare) are contiguous from the first page boundary in
+ * (storeread.c) are contiguous from the first page boundary in
  * batch_mem: a small batch's arrivals and its set of plans (about 2 KB for
  * /bin/true) share one page.  (Aligning the table itself would align all
  * of .lbss, and move the object table out of the small variables' page.)
@@ -236,12 +237,6 @@ void xom_batch_add(const char *name, uintptr_t bias, const ElfW(Phdr) *ph,
 	a->shape = xom_elf_shape(bias, ph, phnum);
 }
 
-void *xom_batch_spare(size_t *cap)
-{
-	*cap = batch_cap() - b_.used;
-	return batch() + b_.used;
-}
-
 /* Between batches the batch is empty: the first n arrivals are what pass
  * 1 writes.  A batch bigger than batch_mem holds is given its room here,
  * outside the dynamic linker's callbacks, when it can be. */
@@ -253,7 +248,7 @@ void xom_batch_reserve(size_t n)
 
 	if (want > batch_cap() - b_.used)
 		grow_batch(b_.used + want);
-	xom_populate(batch() + b_.used, want < batch_cap() - b_.used
+	x_populate(batch() + b_.used, want < batch_cap() - b_.used
 	                                ? want : batch_cap() - b_.used);
 	xom_objects_reserve(n);
 }
@@ -741,13 +736,92 @@ size_t xom_batch_apply_found(void)
 
 /* ---- the batch ----------------------------------------------------------- */
 
-void xom_batch_abandon(void)
+static void batch_abandon(void)
 {
 	batch_empty();
 	/* The plans read for it lie in the batch's table: the next batch
 	 * must not read its own after them, over its arrivals. */
 	xom_store_read_wipe();
 	batch_unmap();
+}
+
+/* ---- the lock ----------------------------------------------------------- */
+
+/*
+ * A recursive lock, because constructors run by dlopen may call dlopen
+ * again.  The owner is a thread ID: a lock whose owner no longer exists in
+ * this process - a fork child's copy of a lock that another thread of the
+ * parent held - is taken over, so no fork handler is needed (the audit
+ * module's copy of libc runs none).  While a thread holds it, its signals
+ * are blocked and cancellation is off: no signal handler can longjmp out of
+ * the object phase and no cancellation can unwind it, either of which
+ * would leave the lock held for ever.
+ */
+static int lock_owner;
+/* initial-exec: the libraries are loaded at start-up, and the general
+ * model would import __tls_get_addr. */
+static __thread int lock_depth __attribute__((tls_model("initial-exec")));
+static uint64_t lock_saved_mask;
+static int lock_saved_cancel;
+
+static int thread_gone(int tid)
+{
+	return x_tgkill(x_getpid(), tid, 0) == -ESRCH;
+}
+
+void xom_enter(void)
+{
+	if (lock_depth) {
+		lock_depth++;   /* this thread holds it already */
+		return;
+	}
+	int self = x_gettid();
+	/* Every signal but the two that glibc keeps for itself (SIGCANCEL,
+	 * SIGSETXID, 32 and 33): set*id in another thread waits for this one
+	 * to take SIGSETXID, and cancellation is off below anyway. */
+	uint64_t all = ~((1ull << 31) | (1ull << 32)), old;
+
+	x_sigmask(SIG_SETMASK, &all, &old);
+	for (int spins = 0;; spins++) {
+		int owner = 0;
+		if (__atomic_compare_exchange_n(&lock_owner, &owner, self, 0,
+		                                __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			break;
+		/* The owner died inside the object phase (in a fork child, the
+		 * parent's other threads do not exist): what it left half done
+		 * is dropped with the lock. */
+		if (spins > 64 && thread_gone(owner)
+		    && __atomic_compare_exchange_n(&lock_owner, &owner, 0, 0,
+		                                   __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			batch_abandon();
+		sys0(SYS_sched_yield);
+	}
+	int cancel;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+	lock_depth = 1;
+	lock_saved_mask = old;
+	lock_saved_cancel = cancel;
+}
+
+void xom_leave(void)
+{
+	if (--lock_depth == 0) {
+		uint64_t mask = lock_saved_mask;
+		int cancel = lock_saved_cancel, ignored;
+		__atomic_store_n(&lock_owner, 0, __ATOMIC_RELEASE);
+		pthread_setcancelstate(cancel, &ignored);
+		x_sigmask(SIG_SETMASK, &mask, NULL);
+	}
+}
+
+void xom_lock_reset(void)
+{
+	/* fork() runs this in the child, in the thread that forked: if that
+	 * thread held the lock, fork was called from inside xom, which does
+	 * not happen; any other owner does not exist here. */
+	lock_owner = 0;
+	lock_depth = 0;
+	batch_abandon();
 }
 
 void xom_started_up(void)
@@ -814,7 +888,7 @@ static int run_batch(void (*apply)(void))
 	void *mem = NULL;
 
 	xom_enter();
-	xom_stores_open(&st, nbatch);
+	xom_stores_open(&st, nbatch, batch() + b_.used, batch_cap() - b_.used);
 	forget_overlapped();
 	EACH_ARRIVAL(a) {
 		a->outcome = XOM_APPLIED;

@@ -147,10 +147,12 @@ static int map_store(struct xom_store *s, int i, int read)
 	return -1;
 }
 
-void xom_stores_open(struct xom_stores *st, size_t n)
+void xom_stores_open(struct xom_stores *st, size_t n, void *room, size_t cap)
 {
 	memset(st, 0, sizeof(*st));
 	st->read = n <= READ_OBJECTS;
+	if (st->read)
+		xom_store_read_room(room, cap);
 }
 
 /* Store i, opened the first time it is asked for. */

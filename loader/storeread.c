@@ -3,7 +3,7 @@
  * pread instead of mapping it (store.c opens the index and decides).
  *
  * Phase: object.  The plans and sets read go into the batch's table, after its
- * arrivals (xom_batch_spare), so that a small batch writes one page for
+ * arrivals (the room that store.c is given at xom_stores_open), so that a small batch writes one page for
  * both; the batch's end wipes them (xom_store_read_wipe), so that none
  * outlives the batch, as none of a mapped index does.  A plan is a few
  * hundred bytes (736 for libavcodec), and up to XOM_READ_BYTES of them are
@@ -58,11 +58,7 @@ static const void *read_find(struct xom_store *s, const struct xom_plan_key *k,
 			return NULL;
 		if (sl->hash != hash || !xom_store_slot_ok(sl, s->len))
 			continue;
-		if (!buf) {
-			buf = xom_batch_spare(&room);
-			room = room < XOM_READ_BYTES ? room : XOM_READ_BYTES;
-		}
-		if (sl->len > room - used)
+		if (!buf || sl->len > room - used)
 			return map_instead(s, k, shape, hash);
 		char *at_buf = buf + used;
 		long got = x_pread(s->fd, at_buf, sl->len, (long)sl->off);
@@ -89,6 +85,13 @@ const struct xom_plan_head *xom_store_read_find(struct xom_store *s,
 const struct xom_set_head *xom_store_read_set(struct xom_store *s, uint64_t hash)
 {
 	return read_find(s, NULL, NULL, hash);
+}
+
+void xom_store_read_room(void *at, size_t cap)
+{
+	buf = at;
+	room = cap < XOM_READ_BYTES ? cap : XOM_READ_BYTES;
+	used = touched = 0;
 }
 
 void xom_store_read_wipe(void)

@@ -161,6 +161,19 @@ static inline __attribute__((noreturn)) void x_exit_group(int status)
 		sys1(SYS_exit_group, status);
 }
 
+/* Has the kernel supply, in one system call, the pages of [p, p + len)
+ * that are about to be written, when there are enough of them: one call
+ * for many pages costs less than a fault for each, and a system call about
+ * what two faults save. */
+static inline void x_populate(const void *p, size_t len)
+{
+	uintptr_t lo = (uintptr_t)p & ~(uintptr_t)4095;
+	uintptr_t hi = ((uintptr_t)p + len + 4095) & ~(uintptr_t)4095;
+
+	if (hi - lo >= 3 * 4096)
+		sys3(SYS_madvise, (long)lo, (long)(hi - lo), 23 /* MADV_POPULATE_WRITE */);
+}
+
 /* libc's memory and string functions, so that none is imported (str.c). */
 void *memcpy(void *d, const void *s, size_t n);
 void *memmove(void *d, const void *s, size_t n);
