@@ -1,6 +1,6 @@
 /*
  * cache_store.c - the plan stores as the runtime reads them (loader/store.c
- * and loader/protect.c), from outside: whether it would trust a store, the
+ * and loader/lookup.c), from outside: whether it would trust a store, the
  * key it looks a file up by, and whether a plan's file is still the one
  * the plan was made from.  The index is read with the runtime's own format
  * code (loader/plan/format.c), so both agree on what a whole plan is.

@@ -7,7 +7,7 @@
  *   start   xom_start, from the preload constructor or the audit module's
  *           la_version.  No stdio and no host malloc: what it keeps lives
  *           in static storage.
- *   object  a batch of newly mapped objects (protect.c and what it calls),
+ *   object  a batch of newly mapped objects (batch.c and what it calls),
  *           inside xom_enter/xom_leave: xom's lock held, the thread's
  *           signals blocked and cancellation off, so that nothing can
  *           leave the batch half done.  May open files and run the helper;
@@ -280,7 +280,7 @@ int xom_helper_keep_set(const struct xom_plan_key *const *keys, size_t nkeys,
                         void **mem);
 void xom_helper_release(void *mem);
 
-/* ---- protect.c: the batch's second and third passes ---------------------- */
+/* ---- the batch (batch.c, arrive.c; lookup.c is pass 2) ------------------ */
 /* About n objects are about to arrive: populates what the batch and the
  * object table will write for them (object). */
 void xom_batch_reserve(size_t n);

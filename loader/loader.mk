@@ -11,7 +11,7 @@ PLAN_FORMAT_OBJ := $(B)/loader/plan/format.o
 # slots first.
 RUNTIME_OBJ := $(addprefix $(B)/loader/,objects.o state.o start.o refuse.o settings.o options.o say.o \
 	pkey.o kernkey.o elfmem.o store.o sync.o apply.o fault.o calls.o str.o helper.o \
-	protect.o profile.o storeread.o) $(PLAN_FORMAT_OBJ)
+	arrive.o lookup.o batch.o profile.o storeread.o) $(PLAN_FORMAT_OBJ)
 # str.c defines memcpy and friends: the compiler must not turn its loops
 # back into calls to them.
 $(B)/loader/str.o: CFLAGS += -fno-builtin -fno-tree-loop-distribute-patterns
@@ -120,7 +120,7 @@ $(RT_BIN)/libswap%.so: tests/runtime/swap.c
 # run, so that a program of a few dozen objects takes every path that one
 # of thousands takes.  Tested beside a copy of the helper.
 RT_SMALL_DEFS := -DXOM_BATCH_ARRIVALS=8 -DXOM_FIRST_SLOTS=16 -DXOM_RUN_FILES=5
-RT_SMALL_SRC := objects protect helper
+RT_SMALL_SRC := objects arrive lookup helper
 RT_SMALL_OBJ := $(patsubst %,$(B)/loader/%-small.o,$(RT_SMALL_SRC))
 RT_SMALL_REST := $(filter-out $(patsubst %,$(B)/loader/%.o,$(RT_SMALL_SRC)),$(RUNTIME_OBJ))
 $(B)/loader/%-small.o: loader/%.c | $(B)/.deps-build

@@ -1,6 +1,6 @@
 /*
  * objects.c - the table of loaded objects.  It changes only under the
- * batch's lock (protect.c).
+ * batch's lock (batch.c).
  *
  * Phase: object, except xom_object_at, which the fault handler calls: it
  * reads the table without a lock (see struct xom_object in loader.h).

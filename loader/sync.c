@@ -9,7 +9,7 @@
  * been loaded again at its old place is checked in pass 2, outside the
  * lock (XOM_OBJ_VERIFY).  libc's own dlopen takes the load lock first, so
  * the batch runs after the walk, and its pass 3 checks each arrival again
- * under the write lock (see protect.c).
+ * under the write lock (see batch.c).
  *
  * What a sync costs is what arrived, not what is loaded.  glibc appends
  * each new link map to the end of its namespace's list, and counts the
