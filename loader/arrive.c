@@ -11,7 +11,7 @@
  */
 #include <sys/mman.h>
 
-#include "batch.h"
+#include "arrive.h"
 #include "sys.h"
 #include "xom_loader.h"
 

@@ -16,7 +16,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 
-#include "batch.h"
+#include "arrive.h"
 #include "sys.h"
 #include "xom_loader.h"
 

@@ -280,7 +280,11 @@ int xom_helper_keep_set(const struct xom_plan_key *const *keys, size_t nkeys,
                         void **mem);
 void xom_helper_release(void *mem);
 
-/* ---- the batch (batch.c, arrive.c; lookup.c is pass 2) ------------------ */
+/* ---- the batch (batch.c; arrive.c is pass 1, lookup.c pass 2) --------- */
+/* Pass 2: classifies each arrival and finds the plans of those that want
+ * one, in the stores st or from one helper run, whose memory *mem keeps;
+ * names the program to the profiles (lookup.c). */
+void xom_batch_lookup(struct xom_stores *st, void **mem);
 /* About n objects are about to arrive: populates what the batch and the
  * object table will write for them (object). */
 void xom_batch_reserve(size_t n);

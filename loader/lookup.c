@@ -15,7 +15,7 @@
 #include <sys/mman.h>
 #include <termios.h>
 
-#include "batch.h"
+#include "arrive.h"
 #include "sys.h"
 
 /*

@@ -1,10 +1,10 @@
 /*
- * batch.h - what the batch's three files share, and no other file sees:
- * the table of arrivals (arrive.c, pass 1), the plan lookup (lookup.c,
- * pass 2) and the batch's run under its lock (batch.c, pass 3).
+ * arrive.h - a batch's arrivals and their table (arrive.c), as the later
+ * passes see them: the plan lookup (lookup.c, pass 2) and the batch's run
+ * under its lock (batch.c, pass 3).  No other file includes it.
  */
-#ifndef XOM_BATCH_H
-#define XOM_BATCH_H
+#ifndef XOM_ARRIVE_H
+#define XOM_ARRIVE_H
 
 #include "loader.h"
 
@@ -36,7 +36,6 @@ struct arrival {
 };
 #define ARRIVAL_MAX (sizeof(struct arrival) + XOM_NAME_MAX)
 
-/* ---- arrive.c: the table ---------------------------------------------- */
 struct arrival *xom_arrival_first(void);
 /* The arrival after a, or NULL. */
 struct arrival *xom_arrival_next(const struct arrival *a);
@@ -56,11 +55,5 @@ void xom_batch_unmap(void);
 void xom_arrival_remember(const struct arrival *a, uintptr_t probe);
 /* Whether plan is the one for a: its key, and its file's shape. */
 int xom_arrival_fits(const struct arrival *a, const struct xom_plan_head *plan);
-
-/* ---- lookup.c: pass 2 -------------------------------------------------- */
-/* Classifies each arrival and finds the plans of those that want one, in
- * the stores st or from one helper run, whose memory *mem keeps; names the
- * program to the profiles. */
-void xom_batch_lookup(struct xom_stores *st, void **mem);
 
 #endif
