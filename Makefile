@@ -57,6 +57,7 @@ QUICK :=
 include scan/scan.mk
 include loader/loader.mk
 include preload/preload.mk
+include audit/audit.mk
 include tests/scan/scan.mk
 include tests/dl/dl.mk
 include tests/fuzz/fuzz.mk

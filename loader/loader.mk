@@ -1,5 +1,6 @@
 # loader/: the runtime, linked into both doors (libxom.so, see
-# preload/preload.mk, and the LD_AUDIT module libxom-audit.so), and
+# preload/preload.mk, and the LD_AUDIT module libxom-audit.so, see
+# audit/audit.mk), and
 # loader/plan/: the plan file, shared with the xom-plan helper that runs the
 # scanner on a plan-cache miss.  The runtime is compiled once (PIC, hidden);
 # neither library links Capstone or libelf.
@@ -10,7 +11,7 @@ PLAN_FORMAT_OBJ := $(B)/loader/plan/format.o
 # after them in .lbss (XOM_COLD in loader.h), the object table's first
 # slots first.
 RUNTIME_OBJ := $(addprefix $(B)/loader/,objects.o state.o start.o refuse.o settings.o options.o say.o \
-	pkey.o kernkey.o elfmem.o store.o sync.o apply.o fault.o calls.o str.o helper.o \
+	pkey.o kernkey.o elfmem.o store.o apply.o fault.o calls.o str.o helper.o \
 	arrive.o lookup.o batch.o profile.o storeread.o) $(PLAN_FORMAT_OBJ)
 # str.c defines memcpy and friends: the compiler must not turn its loops
 # back into calls to them.
@@ -19,12 +20,7 @@ $(B)/loader/str.o: CFLAGS += -fno-builtin -fno-tree-loop-distribute-patterns
 RUNTIME_LDFLAGS := -shared -Wl,--no-undefined -Wl,-z,now,-z,relro \
 	-Wl,--hash-style=both
 
-ALL += $(B)/libxom-audit.so $(B)/xom-plan
-
-# Exports la_* and xom_audit_api only.
-$(B)/libxom-audit.so: $(RUNTIME_OBJ) $(B)/loader/audit.o loader/audit.map
-	$(CC) -o $@ $(RUNTIME_OBJ) $(B)/loader/audit.o $(XLDFLAGS) \
-		$(RUNTIME_LDFLAGS) -Wl,--version-script=loader/audit.map
+ALL += $(B)/xom-plan
 
 # The helper is found by the runtime next to its own library.  It is
 # linked statically, so that no dynamic linker runs for it and neither
@@ -126,11 +122,8 @@ RT_SMALL_REST := $(filter-out $(patsubst %,$(B)/loader/%.o,$(RT_SMALL_SRC)),$(RU
 $(B)/loader/%-small.o: loader/%.c | $(B)/.deps-build
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(XCFLAGS) $(RT_SMALL_DEFS) -c -o $@ $<
-# (libxom-small.so, the preload door's, is linked in preload/preload.mk.)
-$(RT_BIN)/libxom-audit-small.so: $(RT_SMALL_OBJ) $(RT_SMALL_REST) $(B)/loader/audit.o loader/audit.map
-	@mkdir -p $(@D)
-	$(CC) -o $@ $(RT_SMALL_OBJ) $(RT_SMALL_REST) $(B)/loader/audit.o \
-		$(XLDFLAGS) $(RUNTIME_LDFLAGS) -Wl,--version-script=loader/audit.map
+# (The doors' own small libraries are linked in preload/preload.mk and
+# audit/audit.mk.)
 
 .PHONY: check-runtime runtime-tests
 runtime-tests: $(B)/libxom.so $(B)/libxom-audit.so $(B)/xom-plan $(RT_TESTS) \

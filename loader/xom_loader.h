@@ -1,13 +1,13 @@
 /*
  * xom_loader.h - the runtime, as the doors see it: the LD_PRELOAD library
- * (preload/) and the LD_AUDIT module (loader/audit.c).
+ * (preload/) and the LD_AUDIT module (audit/).
  *
  * A door starts the runtime once (xom_start), then hands it each batch of
  * newly mapped objects: it adds them one by one (xom_batch_add, cheap
  * enough for a dynamic-linker callback) and runs the batch where the
  * dynamic linker holds none of its locks, or, in the audit door, before
  * any of the new objects' code runs (xom_batch_run).  The preload door
- * lets xom_sync_objects compare dl_iterate_phdr with what it knows.
+ * compares dl_iterate_phdr with what the runtime knows (preload/sync.c).
  *
  * XOM_OPTIONS (loader/options.def) says how; with require=1 the runtime
  * refuses to run a program that it cannot protect, with exit status
@@ -55,10 +55,6 @@ void xom_leave(void);
 /* Forgets every object whose executable mappings overlap [start, end):
  * their addresses have been unmapped or reused. */
 void xom_forget_range(uintptr_t start, uintptr_t end);
-
-/* The preload door's sync: protects what dl_iterate_phdr shows that is
- * new and forgets what was unloaded; as xom_batch_run for the result. */
-int xom_sync_objects(void);
 
 /* A fork child: xom's lock, if another thread held it, is free. */
 void xom_lock_reset(void);

@@ -1,7 +1,8 @@
 /*
  * preload.h - the parts of the LD_PRELOAD door (libxom.so): the wrappers
- * (preload.c) and the search that keeps dlopen's caller the program's
- * (search.c).
+ * (preload.c), the search that keeps dlopen's caller the program's
+ * (search.c), and the sync of the runtime's objects with the dynamic
+ * linker's list (sync.c).
  */
 #ifndef XOM_PRELOAD_H
 #define XOM_PRELOAD_H
@@ -36,5 +37,9 @@ void xom_search_done(struct xom_name *r);
 /* After glibc loaded r->name: the object also answers to the bare name
  * r->file, as it would had glibc found it itself. */
 void xom_search_found(void *handle, const struct xom_name *r);
+
+/* Protects what dl_iterate_phdr shows that is new and forgets what was
+ * unloaded; as xom_batch_run for the result. */
+int xom_sync_objects(void);
 
 #endif

@@ -4,7 +4,7 @@
 
 ALL += $(B)/libxom.so
 
-PRELOAD_OBJ := $(B)/preload/preload.o $(B)/preload/search.o
+PRELOAD_OBJ := $(B)/preload/preload.o $(B)/preload/search.o $(B)/preload/sync.o
 # An empty DT_RUNPATH: when the dlopen wrapper is glibc's caller, glibc
 # then searches no RPATH (not even the main program's), only
 # LD_LIBRARY_PATH, its cache and the default folders; search.c does the

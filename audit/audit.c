@@ -23,9 +23,9 @@
  */
 #include <elf.h>
 #include <link.h>
-#include "loader.h"
-#include "sys.h"
-#include "xom_loader.h"
+#include "../loader/loader.h"
+#include "../loader/sys.h"
+#include "../loader/xom_loader.h"
 
 static int audit_sigaction(const struct sigaction *act, struct sigaction *old)
 {

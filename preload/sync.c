@@ -35,8 +35,9 @@
 #include <dlfcn.h>
 #include <sys/single_threaded.h>
 
-#include "loader.h"
-#include "xom_loader.h"
+#include "../loader/loader.h"
+#include "../loader/xom_loader.h"
+#include "preload.h"
 
 /* The objects last seen at the end of the list: the anchor is the newest.
  * What keep_anchor can step back over. */
