@@ -9,7 +9,7 @@ ALL += $(B)/xom $(B)/xom.1 $(B)/xom.conf.5
 # plan stores with the plan format's own checks.
 CMD_OBJ := $(addprefix $(B)/cmd/,xom.o run.o static.o prog.o check.o status.o \
 	status_system.o scan.o system.o) \
-	$(B)/loader/options.o
+	$(OPTIONS_OBJ)
 # xom cache writes the stores with the tools' own store code; the scanning
 # is done by xom-plan, so xom links neither Capstone nor libelf.
 CACHE_OBJ := $(addprefix $(B)/cmd/,cache.o cache_stats.o cache_files.o cache_listings.o cache_store.o cache_scan.o \
@@ -20,7 +20,7 @@ $(B)/xom: $(CMD_OBJ) $(CACHE_OBJ)
 
 # The man page's list of XOM_OPTIONS keys is written by a host tool from
 # the same table that the runtime parses, so the two cannot drift apart.
-$(B)/cmd/manpage: $(B)/cmd/manpage.o $(B)/loader/options.o
+$(B)/cmd/manpage: $(B)/cmd/manpage.o $(OPTIONS_OBJ)
 	$(CC) -o $@ $^ $(XLDFLAGS)
 
 $(B)/xom.1: cmd/xom.1.in $(B)/cmd/manpage
@@ -254,10 +254,10 @@ $(CACHE_TEST)/auditprog: tests/cmd/cacheprog.c $(CACHE_TEST)/lib/libcachedep.so 
 # xom status's counting rule, on made-up smaps text (it includes
 # cmd/status.c).
 $(B)/tests/cmd/status_count: tests/cmd/status_count.c cmd/status.c cmd/cmd.h \
-		$(B)/cmd/cache_store.o $(B)/loader/options.o $(PLAN_FORMAT_OBJ) | $(B)/.deps-build
+		$(B)/cmd/cache_store.o $(OPTIONS_OBJ) $(PLAN_FORMAT_OBJ) | $(B)/.deps-build
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -o $@ $< \
-		$(B)/cmd/cache_store.o $(B)/loader/options.o $(PLAN_FORMAT_OBJ)
+		$(B)/cmd/cache_store.o $(OPTIONS_OBJ) $(PLAN_FORMAT_OBJ)
 
 .PHONY: check-cmd cmd-tests
 # xomtest's seccomp filter stands in for a machine without usable keys in

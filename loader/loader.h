@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "fmt.h"
 #include "options.h"
 #include "plan/xom_plan.h"
 
@@ -83,21 +84,13 @@ int xom_settings_read(int *require, char *why, size_t cap);
 void xom_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- say.c: messages [fault] ------------------------------------------- */
-/* snprintf-like for %s (and %.*s) %c %d %u %x (l, z, #); always
- * NUL-ends. */
-size_t xom_fmt(char *buf, size_t cap, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-size_t xom_vfmt(char *buf, size_t cap, const char *fmt, va_list ap);
+/* xom_fmt, xom_vfmt and xom_errname: fmt.h. */
 /* One "xom: ..." line on the log descriptor; keeps errno.  Where that is
  * /dev/null or closed, the first line of a process and its first fault
  * report (xom_say_fault) also go to the journal. */
 enum { XOM_SAY_LINE, XOM_SAY_FAULT };
 void xom_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void xom_say_fault(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* An errno value for a message: "(%serrno %d)" with XOM_ERR(err) gives
- * "(no such file, errno 2)"; strerror is not async-signal-safe. */
-const char *xom_errname(int err);
-#define XOM_ERR(e) xom_errname(e), (e)
 /* The log descriptor, checked to be the file it was when xom opened it (a
  * daemon may have closed it and reused its number), or -1. */
 int xom_log_fd(void);

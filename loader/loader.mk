@@ -6,11 +6,13 @@
 # neither library links Capstone or libelf.
 
 PLAN_FORMAT_OBJ := $(B)/loader/plan/format.o
+# XOM_OPTIONS's parser, which the xom command links too.
+OPTIONS_OBJ := $(B)/loader/options.o $(B)/loader/fmt.o
 # A door links the runtime's objects, then its own.  objects.o comes
 # first: the runtime's small variables share a page, and its tables lie
 # after them in .lbss (XOM_COLD in loader.h), the object table's first
 # slots first.
-RUNTIME_OBJ := $(addprefix $(B)/loader/,objects.o state.o start.o refuse.o settings.o options.o say.o \
+RUNTIME_OBJ := $(addprefix $(B)/loader/,objects.o state.o start.o refuse.o settings.o options.o fmt.o say.o \
 	pkey.o kernkey.o elfmem.o store.o apply.o fault.o calls.o str.o helper.o \
 	arrive.o lookup.o batch.o profile.o storeread.o) $(PLAN_FORMAT_OBJ)
 # str.c defines memcpy and friends: the compiler must not turn its loops

@@ -2,7 +2,7 @@
  * options.c - XOM_OPTIONS, parsed by the table in options.def.
  *
  * Shared by the runtime (start phase: no stdio, no allocation, so messages
- * are built by hand here) and the xom command.  The parser has no side
+ * are made with xom_fmt, fmt.c) and the xom command.  The parser has no side
  * effects: opening the log file is the caller's business.
  */
 #include <fnmatch.h>
@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "fmt.h"
 #include "options.h"
 
 enum kind { K_ENUM, K_INT, K_PATH, K_DIR_OFF, K_LIST };
@@ -37,34 +38,11 @@ const struct xom_opt_info xom_opt_table[] = {
 const size_t xom_opt_count = sizeof(entries) / sizeof(entries[0]);
 
 /* A message buffer that never overflows and always ends in NUL. */
-struct text { char *p; size_t n, cap; };
-
-static void put(struct text *t, const char *s, size_t n)
-{
-	if (!t->cap)
-		return;
-	if (n > t->cap - 1 - t->n)
-		n = t->cap - 1 - t->n;
-	memcpy(t->p + t->n, s, n);
-	t->n += n;
-	t->p[t->n] = 0;
-}
-
-static void puts_(struct text *t, const char *s)
-{
-	put(t, s, strlen(s));
-}
-
+/* err is a + b + c: the pieces of a message, b and c possibly NULL. */
 static int fail(char *err, size_t cap, const char *a, const char *b,
                 const char *c)
 {
-	struct text t = { err, 0, cap };
-
-	if (cap)
-		err[0] = 0;
-	puts_(&t, a);
-	puts_(&t, b ? b : "");
-	puts_(&t, c ? c : "");
+	xom_fmt(err, cap, "%s%s%s", a, b ? b : "", c ? c : "");
 	return -1;
 }
 
@@ -85,18 +63,22 @@ static int enum_index(const char *values, const char *v)
 	}
 }
 
-/* "enforce|audit|off" as "enforce, audit or off". */
-static void put_choices(struct text *t, const char *values)
+/* "enforce|audit|off" as "enforce, audit or off", in buf. */
+static const char *choices(const char *values, char *buf, size_t cap)
 {
-	for (const char *p = values; *p;) {
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (const char *p = values; *p && n < cap;) {
 		const char *bar = strchr(p, '|');
-		size_t n = bar ? (size_t)(bar - p) : strlen(p);
-		put(t, p, n);
+		int len = bar ? (int)(bar - p) : (int)strlen(p);
+		const char *sep = !bar ? "" : strchr(bar + 1, '|') ? ", " : " or ";
+		n += xom_fmt(buf + n, cap - n, "%.*s%s", len, p, sep);
 		if (!bar)
 			break;
 		p = bar + 1;
-		puts_(t, strchr(p, '|') ? ", " : " or ");
 	}
+	return buf;
 }
 
 /* The decimal number at *s (at most 9 digits), moving *s past it; -1 when
@@ -127,7 +109,7 @@ static int set_value(const struct entry *e, struct xom_opts *o, const char *v,
                      char *err, size_t cap)
 {
 	char *field = (char *)o + e->off;
-	struct text t = { err, 0, cap };
+	char any[200];
 	int n;
 
 	if (cap)
@@ -138,19 +120,17 @@ static int set_value(const struct entry *e, struct xom_opts *o, const char *v,
 			memcpy(field, &n, sizeof(n));
 			return 0;
 		}
-		puts_(&t, e->key);
-		puts_(&t, " must be ");
-		put_choices(&t, e->values);
-		break;
+		xom_fmt(err, cap, "%s must be %s, got '%s'", e->key,
+		        choices(e->values, any, sizeof(any)), v);
+		return -1;
 	case K_INT:
 		if ((n = (int)in_range(e->values, v)) >= 0) {
 			memcpy(field, &n, sizeof(n));
 			return 0;
 		}
-		puts_(&t, e->key);
-		puts_(&t, " must be a number ");
-		puts_(&t, e->values);
-		break;
+		xom_fmt(err, cap, "%s must be a number %s, got '%s'", e->key,
+		        e->values, v);
+		return -1;
 	case K_PATH:
 	case K_DIR_OFF:
 		if (!*v)
@@ -162,9 +142,6 @@ static int set_value(const struct entry *e, struct xom_opts *o, const char *v,
 		memcpy(field, &v, sizeof(v));
 		return 0;
 	}
-	puts_(&t, ", got '");
-	puts_(&t, v);
-	puts_(&t, "'");
 	return -1;
 }
 
@@ -205,7 +182,7 @@ static int trusted_from_caller(const struct xom_opts *env, const struct entry *e
 void xom_options_merge(struct xom_opts *o, const struct xom_opts *env,
                        int secure, char *ignored, size_t cap)
 {
-	struct text t = { ignored, 0, cap };
+	size_t n = 0;
 
 	if (cap)
 		ignored[0] = 0;
@@ -214,9 +191,9 @@ void xom_options_merge(struct xom_opts *o, const struct xom_opts *env,
 		if (!(env->set & 1ull << i))
 			continue;
 		if (secure && !trusted_from_caller(env, e)) {
-			if (t.n)
-				puts_(&t, ",");
-			puts_(&t, e->key);
+			if (n < cap)
+				n += xom_fmt(ignored + n, cap - n, "%s%s", n ? "," : "",
+				             e->key);
 			continue;
 		}
 		memcpy((char *)o + e->off, (const char *)env + e->off,
@@ -476,18 +453,6 @@ void xom_store_dirs(const struct xom_opts *o, int secure, unsigned euid,
 		out->d[XOM_STORE_FALLBACK].set = 0;
 }
 
-/* Decimal digits of v, for /tmp/xom-UID. */
-static void put_uint(struct text *t, unsigned v)
-{
-	char d[12];
-	int i = sizeof(d);
-
-	do
-		d[--i] = (char)('0' + v % 10);
-	while (v /= 10);
-	put(t, d + i, sizeof(d) - (size_t)i);
-}
-
 /* Whether lstat_fn shows path as a folder of uid's that nobody else may
  * write to (mode: the bits that others must not have). */
 static int folder_of(xom_lstat_fn lstat_fn, const char *path, unsigned uid,
@@ -508,34 +473,25 @@ static int folder_of(xom_lstat_fn lstat_fn, const char *path, unsigned uid,
 static int run_user_dir(xom_lstat_fn lstat_fn, unsigned uid, char *buf,
                         size_t cap)
 {
-	struct text t = { buf, 0, cap };
+	size_t n = xom_fmt(buf, cap, "/run/user/%u", uid);
 
-	puts_(&t, "/run/user/");
-	put_uint(&t, uid);
-	return lstat_fn && t.n < cap - 1 && folder_of(lstat_fn, "/run/user", 0, 022)
+	return lstat_fn && n < cap - 1 && folder_of(lstat_fn, "/run/user", 0, 022)
 	       && folder_of(lstat_fn, buf, uid, 077);
 }
 
 const char *xom_dir_path(const struct xom_dirs *d, int i, char *buf, size_t cap)
 {
-	struct text t = { buf, 0, cap };
+	size_t n;
 
 	if (i < 0 || i >= XOM_NSTORES || !d->d[i].set || !cap)
 		return NULL;
-	buf[0] = 0;
-	if (d->d[i].base) {
-		puts_(&t, d->d[i].base);
-		puts_(&t, d->d[i].tail);
-	} else if (run_user_dir(d->lstat_fn, d->d[i].uid, buf, cap)) {
-		t.n = strlen(buf);
-		puts_(&t, "/xom");
-	} else {
-		buf[0] = 0;
-		t.n = 0;
-		puts_(&t, "/tmp/xom-");
-		put_uint(&t, d->d[i].uid);
-	}
-	if (t.n >= cap - 1)
+	if (d->d[i].base)
+		n = xom_fmt(buf, cap, "%s%s", d->d[i].base, d->d[i].tail);
+	else if (run_user_dir(d->lstat_fn, d->d[i].uid, buf, cap))
+		n = xom_fmt(buf, cap, "/run/user/%u/xom", d->d[i].uid);
+	else
+		n = xom_fmt(buf, cap, "/tmp/xom-%u", d->d[i].uid);
+	if (n >= cap - 1)
 		return NULL;    /* cut short: not a directory to trust */
 	return buf;
 }

@@ -55,10 +55,10 @@ $(B)/fuzz/seeds.stamp: tests/scan/inputs/tables.S tests/scan/inputs/gadgets.S \
 FUZZ_plan_SRC := tests/fuzz/fuzz_plan.c loader/plan/format.c
 FUZZ_store_SRC := tests/fuzz/fuzz_store.c loader/plan/format.c loader/plan/store.c
 FUZZ_store_DEP := loader/storeread.c
-FUZZ_profile_SRC := tests/fuzz/fuzz_profile.c cmd/profile_file.c loader/options.c \
+FUZZ_profile_SRC := tests/fuzz/fuzz_profile.c cmd/profile_file.c loader/options.c loader/fmt.c \
 	loader/plan/format.c
 FUZZ_profile_DEP := loader/profile.c
-FUZZ_conf_SRC := tests/fuzz/fuzz_conf.c loader/options.c
+FUZZ_conf_SRC := tests/fuzz/fuzz_conf.c loader/options.c loader/fmt.c
 FUZZ_HEADERS := $(wildcard loader/*.h loader/plan/*.h cmd/*.h) loader/options.def
 
 define fuzz_parser

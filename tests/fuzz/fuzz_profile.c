@@ -44,16 +44,6 @@ void xom_say(const char *fmt, ...)
 	va_end(ap);
 }
 
-size_t xom_fmt(char *buf, size_t cap, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	int n = vsnprintf(buf, cap, fmt, ap);
-	va_end(ap);
-	return n < 0 ? 0 : (size_t)n;
-}
-
 const char *xom_store_dir(int i, char *buf, size_t cap)
 {
 	(void)i, (void)buf, (void)cap;

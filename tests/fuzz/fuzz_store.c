@@ -65,15 +65,10 @@ static void *mem_map(void *a, size_t n, int prot, int flags, int fd, long off)
 #undef x_mmap
 
 /* The batch's table that storeread.c reads into: its own allocation, so
- * that a write past its end is caught. */
+ * that a write past its end is caught.  Handed to the reader before each
+ * lookup, as xom_stores_open does before each batch. */
 static char *spare;
 static size_t spare_len;
-
-void *xom_batch_spare(size_t *cap)
-{
-	*cap = spare_len;
-	return spare;
-}
 
 /* ---- one lookup, both ways ------------------------------------------------- */
 
@@ -93,6 +88,7 @@ static void look_up(const void *index, size_t len, uint32_t nslots,
 	const char *blob = (const char *)index + s->off;
 	const char *why;
 
+	xom_store_read_room(spare, spare_len);
 	if (xom_plan_check(blob, s->len, &why) == 0) {
 		const struct xom_plan_head *h = (const void *)blob;
 		struct xom_plan_key k;
