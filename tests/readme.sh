@@ -123,5 +123,6 @@ files=(README.md docs/*.md)
 for f in "${files[@]}"; do
 	check "$f"
 done
-echo "$((pass + fail + skip)) commands in ${#files[@]} files: $pass passed, $fail failed, $skip skipped"
+echo "readme: $((pass + fail + skip)) commands in ${#files[@]} files (${files[*]})"
+echo "$pass passed, $fail failed, $skip skipped"
 [ $fail = 0 ]
