@@ -71,7 +71,8 @@ include debian/deb.mk
 .PHONY: all check quick clean asan check-asan demo check-readme check-debian13
 all: $(ALL)
 
-# Every command README.md shows after a "$ " prompt is run, so it stays true.
+# Every command README.md and docs/*.md show after a "$ " prompt is run, so
+# they stay true.
 CHECKS += check-readme
 check-readme: all
 	@tests/readme.sh
@@ -80,7 +81,7 @@ check: all
 	@tests/check.sh $(CHECKS)
 
 # The suites that need no VM and no sanitizer rebuild: seconds, not minutes.
-# The README's commands that boot the VM are skipped there, and say so.
+# The documented commands that boot the VM are skipped there, and say so.
 QUICK += check-readme
 quick: all
 	@XOM_SKIP_VM=1 tests/check.sh $(QUICK)

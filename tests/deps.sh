@@ -68,7 +68,7 @@ pkgs_for() {
 	# The compiler and the libraries the parts link, libc.a for the static
 	# program that `xom run` must refuse, binutils' strip/readelf/nm for
 	# the scanner tests, and libcrypto, which the scanner tests and the
-	# README's example scan (libssl3 is a virtual package on Debian 13,
+	# example scan of docs/scanner.md (libssl3 is a virtual package on Debian 13,
 	# provided by libssl3t64: see installed() below).
 	build) echo "gcc make libc6-dev binutils pkg-config libcapstone-dev libelf-dev zlib1g-dev libssl3" ;;
 	# QEMU and what tests/vm/run and tests/vm/fetch use (cpio; xz and zstd

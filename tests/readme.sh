@@ -1,6 +1,7 @@
 #!/bin/bash
-# Runs every command that README.md shows after a "$ " prompt, from the
-# repository root, so that the README stays true.
+# Runs every command that README.md and docs/*.md show after a "$ " prompt,
+# from the repository root, so that what they say stays true.  Each result
+# names the file and line of its command.
 #
 # A command must exit 0, unless its line ends with
 #   # status: N                      it must exit N
@@ -48,9 +49,9 @@ matches() {
 
 pass=0 fail=0 skip=0
 run_one() {
-	local cmd=$1 expect=$2 shown=$3 out rc ok=1 why="" line
+	local where=$1 cmd=$2 expect=$3 shown=$4 out rc ok=1 why="" line
 	if [ "$skip_vm" = 1 ] && [[ "$cmd" == tests/vm/run* ]]; then
-		echo "SKIP readme: $cmd: XOM_SKIP_VM=1 (it boots the emulated-PKU guest)"
+		echo "SKIP readme: $where: $cmd: XOM_SKIP_VM=1 (it boots the emulated-PKU guest)"
 		skip=$((skip + 1))
 		return
 	fi
@@ -69,9 +70,9 @@ run_one() {
 		matches "$line" "$out" || ok=0 why="$why; output lacks: $line"
 	done <<<"$shown"
 	if [ $ok = 1 ]; then
-		echo "PASS readme: $cmd"; pass=$((pass + 1))
+		echo "PASS readme: $where: $cmd"; pass=$((pass + 1))
 	else
-		echo "FAIL readme: $cmd: ${why#; }"; echo "$out" | head -20 | sed 's/^/    | /'
+		echo "FAIL readme: $where: $cmd: ${why#; }"; echo "$out" | head -20 | sed 's/^/    | /'
 		fail=$((fail + 1))
 	fi
 }
@@ -86,31 +87,42 @@ expected_status() {
 	fi
 }
 
-cmd="" expect=0 shown="" inblock=0 n=0
-flush() { [ -n "$cmd" ] && run_one "$cmd" "$expect" "$shown"; cmd="" shown=""; }
-while IFS= read -r line; do
-	n=$((n + 1))
-	if [[ "$line" == '```'* ]]; then
-		flush; inblock=$((1 - inblock)); continue
-	fi
-	[ $inblock = 1 ] || continue
-	if [[ "$line" == '$ '* ]]; then
-		flush
-		cmd=${line#\$ } expect=0
-		if [[ "$cmd" =~ \#\ status:\ (.*)$ ]]; then
-			expect=$(expected_status "${BASH_REMATCH[1]}")
-			if [ -z "$expect" ]; then
-				echo "FAIL readme: README.md:$n: cannot read '# status: ${BASH_REMATCH[1]}' (N, or N without PKU, M with)"
-				fail=$((fail + 1)) cmd=""
-				continue
-			fi
-			cmd=${cmd%%#*}
-			cmd=${cmd%"${cmd##*[![:space:]]}"}
+# check FILE: runs the commands FILE shows.
+check() {
+	local file=$1 line cmd="" at="" expect=0 shown="" inblock=0 n=0
+	flush() { [ -n "$cmd" ] && run_one "$file:$at" "$cmd" "$expect" "$shown"; cmd="" shown=""; }
+	while IFS= read -r line; do
+		n=$((n + 1))
+		if [[ "$line" == '```'* ]]; then
+			flush; inblock=$((1 - inblock)); continue
 		fi
-	elif [ -n "$cmd" ]; then
-		shown+="$line"$'\n'
-	fi
-done < README.md
-flush
+		[ $inblock = 1 ] || continue
+		if [[ "$line" == '$ '* ]]; then
+			flush
+			cmd=${line#\$ } at=$n expect=0
+			if [[ "$cmd" =~ \#\ status:\ (.*)$ ]]; then
+				expect=$(expected_status "${BASH_REMATCH[1]}")
+				if [ -z "$expect" ]; then
+					echo "FAIL readme: $file:$n: cannot read '# status: ${BASH_REMATCH[1]}' (N, or N without PKU, M with)"
+					fail=$((fail + 1)) cmd=""
+					continue
+				fi
+				cmd=${cmd%%#*}
+				cmd=${cmd%"${cmd##*[![:space:]]}"}
+			fi
+		elif [ -n "$cmd" ]; then
+			shown+="$line"$'\n'
+		fi
+	done < "$file"
+	flush
+	[ $inblock = 0 ] || { echo "FAIL readme: $file: a code block is not closed"; fail=$((fail + 1)); }
+}
+
+shopt -s nullglob
+files=(README.md docs/*.md)
+for f in "${files[@]}"; do
+	check "$f"
+done
+echo "readme: $((pass + fail + skip)) commands in ${#files[@]} files (${files[*]})"
 echo "$pass passed, $fail failed, $skip skipped"
 [ $fail = 0 ]

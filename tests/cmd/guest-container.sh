@@ -1,6 +1,6 @@
 #!/bin/sh
 # xom in a container, in the emulated-PKU guest (tests/vm/guest-services.list,
-# the boot whose PID 1 is systemd): README.md's container recipe builds an
+# the boot whose PID 1 is systemd): docs/services.md's container recipe builds an
 # image, and a real OCI runtime, Debian 12's crun, runs it under the default
 # seccomp profiles of Debian 12's container engines (tests/vm/fetch-seccomp,
 # turned into the OCI form by tests/vm/seccomp-oci.py as the engines do).
@@ -8,7 +8,7 @@
 #   recipe  the image: a few programs with their libraries, and xom as
 #           `make install install-system DESTDIR=... PREFIX=/usr/local` lays it out (vm.mk
 #           runs that on the host into build/tests/install); then the
-#           recipe's steps as README.md writes them: /proc mounted, xom
+#           recipe's steps as docs/services.md writes them: /proc mounted, xom
 #           cache build --system and xom enable --system through chroot
 #   run     crun runs the image's programs.  Under Podman's profile
 #           (containers-common) xom protects them.  Under Docker's (Debian
@@ -16,7 +16,7 @@
 #           answers EPERM, each says in one line that a seccomp filter
 #           refuses pkey_alloc and is protected by the kernel's own
 #           execute-only key instead, require=1 included; with the three
-#           calls added, as README.md says, xom's key protects them with no
+#           calls added, as docs/services.md says, xom's key protects them with no
 #           line.  Podman's without them answers ENOSYS.
 set -u
 cd /xom 2>/dev/null || cd "$(dirname "$0")/../.."
@@ -147,7 +147,7 @@ run)
 	contain docker-require "$SC/docker.json" $refuse -- XOM_OPTIONS=require=1 -- /usr/bin/cat /etc/xom.conf
 	t_check container-docker-require-runs '[ $rc = 0 ] && cmp -s $W/docker-require.out $R/etc/xom.conf && [ "$(cat $W/docker-require.err)" = "$line" ]' "rc $rc: $(head -c 300 $W/docker-require.err)"
 
-	# ---- the same profile with the three calls allowed, as README.md says --------------
+	# ---- the same profile with the three calls allowed, as docs/services.md says -------
 	contain docker-fixed "$SC/docker.json" --allow $pk -- -- /usr/bin/cat /proc/self/smaps
 	nc=$(xo_pages "$W/docker-fixed.out" /usr/bin/cat) nl=$(xo_pages "$W/docker-fixed.out" libc.so.6)
 	t_check container-docker-allowed-protected '[ $rc = 0 ] && [ "$nc" -gt 0 ] && [ "$nl" -gt 0 ] && ! [ -s $W/docker-fixed.err ]' "rc $rc, execute-only pages: cat $nc, libc $nl: $(head -c 300 $W/docker-fixed.err)"

@@ -255,7 +255,7 @@ recover)
 	# Debian 12's dynamic linker maps the segments its headers name, and
 	# touching the part past the end of the file is SIGBUS: every
 	# dynamically linked program dies.  The static shell still runs and
-	# can remove the line (the rescue that README.md describes).
+	# can remove the line (the rescue that docs/operators.md describes).
 	cp "$P" "$W/libxom.so.good"
 	head -c 8192 "$W/libxom.so.good" >"$P"
 	echo "$P" >$PL

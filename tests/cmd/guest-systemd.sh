@@ -6,7 +6,7 @@
 #   store   xom in /usr/local as `make install` lays it out (vm.mk runs it
 #           on the host into build/tests/install), and the system store
 #           built for the programs that the services run
-#   dropin  README.md's drop-in protects one service (xom status PID shows
+#   dropin  docs/services.md's drop-in protects one service (xom status PID shows
 #           it, its smaps prove it); under MemoryDenyWriteExecute=yes and
 #           journald's SystemCallFilter= the kernel's own execute-only key
 #           protects it where the filter refuses xom's, with one line
@@ -39,7 +39,7 @@ unit() {
 		for l in "$@"; do echo "$l"; done
 	} >"$U/$n.service"
 }
-# dropin NAME [LINE...]: README.md's drop-in for service NAME, with LINEs.
+# dropin NAME [LINE...]: docs/services.md's drop-in for service NAME, with LINEs.
 # started PID PATH: waits (10 s at most) until PID runs PATH.  From systemd
 # 255 on, a service's process is systemd-executor until it execs the
 # program, and MainPID names it from the fork.
@@ -112,7 +112,7 @@ dropin)
 	cat "/proc/$pid/smaps" >"$W/smaps" 2>"$W/err"
 	ns=$(xo_pages "$W/smaps" /usr/bin/sleep) nl=$(xo_pages "$W/smaps" libc.so.6)
 	t_check dropin-protects '[ "$pid" -gt 1 ] && [ "$ns" -gt 0 ] && [ "$nl" -gt 0 ] && grep -q " $P\$" $W/smaps && ! [ -s $W/xom-sleep.err ]' "pid $pid, execute-only pages: sleep $ns, libc $nl: $(head -c 200 $W/xom-sleep.err)"
-	# README.md's way to see it.
+	# docs/services.md's way to see it.
 	"$xom" status "$(systemctl show -p MainPID --value xom-sleep)" >"$W/out" 2>"$W/err"
 	t_check dropin-status 'grep -Eq "^ *[1-9][0-9]* +0 .*libc.so.6$" $W/out && grep -q "/usr/bin/sleep$" $W/out' "$(tr '\n' '|' <$W/out) $(err)"
 	systemctl stop xom-sleep.service

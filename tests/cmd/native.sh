@@ -730,16 +730,16 @@ test_man() {
 	t_pass man
 }
 
-# README.md's table of XOM_OPTIONS has a row for every key of options.def,
+# docs/usage.md's table of XOM_OPTIONS has a row for every key of options.def,
 # and no row for a key that is not there.
 test_readme_keys() {
 	local k rows
 	for k in $(option_keys | sed 's/=.*//'); do
-		grep -q "^| \`$k\` |" README.md || { t_fail readme-keys "README.md has no row for $k"; return; }
+		grep -q "^| \`$k\` |" docs/usage.md || { t_fail readme-keys "docs/usage.md has no row for $k"; return; }
 	done
-	rows=$(sed -n '/^### XOM_OPTIONS/,/^## /p' README.md | grep -c '^| `')
+	rows=$(sed -n '/^## XOM_OPTIONS/,/^## /p' docs/usage.md | grep -c '^| `')
 	[ "$rows" = "$(grep -c '^XOM_OPT(' loader/options.def)" ] ||
-		{ t_fail readme-keys "$rows rows in README.md's table"; return; }
+		{ t_fail readme-keys "$rows rows in docs/usage.md's table"; return; }
 	t_pass readme-keys
 }
 

@@ -163,7 +163,7 @@ faults)
 	t_check pkey-free-raw-said '[ $rc = 0 ] && grep -q "protection key [0-9]* no longer denies reads" $W/err' "rc $rc: $(cat $W/out) $(err)"
 	door preload "" "$T" vmreadv
 	t_check process-vm-readv-self '[ $rc = 1 ] && grep -q failed $W/out' "rc $rc: $(cat $W/out): process_vm_readv read protected code"
-	# The README's stated limit: /proc/self/mem reads code that is
+	# docs/security.md's stated limit: /proc/self/mem reads code that is
 	# execute-only at that very moment.
 	door preload "" "$T" procmem
 	t_check proc-self-mem-limit '[ $rc = 0 ] && grep -q "^read [0-9a-f]*, execute-only 1$" $W/out' "rc $rc: $(cat $W/out) $(err)"
@@ -276,7 +276,7 @@ filtered)
 	;;
 kseal)
 	# Under the kernel's key, a plain mprotect to r-x gives a page key 0
-	# back (README.md says so); seal=1 (Linux 6.10 on) stops that too.
+	# back (docs/services.md says so); seal=1 (Linux 6.10 on) stops that too.
 	door preload "" "$T" nopkey EPERM "$T" unprotect-code mprotect
 	t_check kernel-key-mprotect-undoes '[ $rc = 0 ] && grep -q "^unprotect ok" $W/out && grep -q "^read" $W/out' "rc $rc: $(cat $W/out) $(err)"
 	door preload "seal=1" "$T" nopkey EPERM "$T" unprotect-code mprotect

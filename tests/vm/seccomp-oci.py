@@ -10,7 +10,7 @@ applies.  The container gets Docker's default capability set, so a rule is
 kept when every capability it includes is in that set and none it excludes
 is, and when it applies to x86-64.  --without removes system calls from
 every rule (an older profile that did not list them yet), and --allow adds
-a rule that allows them (what README.md tells an administrator to add).
+a rule that allows them (what docs/services.md tells an administrator to add).
 The result goes to stdout.  Runs under the guest's python3.11 -S: json and
 sys only.
 """
