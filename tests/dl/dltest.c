@@ -33,6 +33,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../check.h"
+
 /* The hosts (host.c): libraries that call dlopen themselves. */
 void *runpath_open(const char *name, int mode);   /* RUNPATH $ORIGIN/sub:$ORIGIN/sub2 */
 void *runpath_mopen(Lmid_t lmid, const char *name, int mode);
@@ -44,7 +46,7 @@ extern int ctor_bare, ctor_origin;                /* libctor.so's constructor */
 static char dir[4096];          /* this program's folder */
 static int have_pku;            /* pkey_get and pkey_set are SIGILL without */
 static char seen[2048];
-static char why[512];
+static const char *test_name;   /* the case running now */
 
 static void see(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void see(const char *fmt, ...)
@@ -59,13 +61,8 @@ static void see(const char *fmt, ...)
 	va_end(ap);
 }
 
-#define CHECK(cond, ...) do { \
-		if (!(cond)) { \
-			int at_ = snprintf(why, sizeof(why), "%s:%d ", __FILE__, __LINE__); \
-			snprintf(why + at_, sizeof(why) - at_, __VA_ARGS__); \
-			return -1; \
-		} \
-	} while (0)
+/* A failed check (../check.h) has said FAIL; its case returns -1. */
+#define CHECK_FAILED return -1
 
 static const char *str(const char *s) { return s ? s : "(null)"; }
 
@@ -911,15 +908,14 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		if (argc > 1 ? strcmp(argv[1], cases[i].name) != 0 : cases[i].alone)
 			continue;
-		seen[0] = why[0] = 0;
+		seen[0] = 0;
+		test_name = cases[i].name;
 		int rc = cases[i].fn();
 		ran++;
-		if (rc == 0) {
+		if (rc == 0)
 			printf("PASS %s\n", cases[i].name);
-		} else {
-			printf("FAIL %s: %s\n", cases[i].name, why);
-			failed++;
-		}
+		else
+			failed++;       /* CHECK said why */
 		printf("SEEN %s: %s\n", cases[i].name, seen);
 	}
 	/* The execute-only pages of this program's own files (this folder),

@@ -38,7 +38,7 @@ static int no_folder(const char *path, struct stat *st)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
+#include "../check.h"
 
 /* The longest program path tried: fnmatch's cost grows with it, and a
  * path is what the kernel gives, not the file's to choose. */
@@ -63,7 +63,7 @@ static void points_into(const struct xom_opts *o, const char *buf, size_t len)
 	                    o->exclude };
 	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
 		if (s[i] && !(s[i] >= buf && s[i] <= buf + len))
-			CHECK(!strcmp(s[i], XOM_SYSTEM_STORE));
+			TRAP_UNLESS(!strcmp(s[i], XOM_SYSTEM_STORE));
 }
 
 /* Where the rule reading of the runtime and of xom check meet: the first
@@ -94,7 +94,7 @@ static unsigned first_bad_line(const char *conf, size_t len, const char *prog)
 		int require;
 		char err[512];
 		if (xom_conf_check_line(l, &p, &o, &require, err, sizeof(err)) < 0) {
-			CHECK(err[0]);
+			TRAP_UNLESS(err[0]);
 			bad = line;
 		}
 	}
@@ -116,10 +116,10 @@ static void conf(const char *prog, const char *text, size_t len)
 	xom_options_defaults(&o);
 	int rc = xom_conf_apply(c, len, prog, &o, &require, &line, err, sizeof(err));
 	if (rc != 0)
-		CHECK(err[0] && line >= 1);
+		TRAP_UNLESS(err[0] && line >= 1);
 	else
 		points_into(&o, c, len);
-	CHECK(first_bad_line(text, len, prog) == (rc ? line : 0));
+	TRAP_UNLESS(first_bad_line(text, len, prog) == (rc ? line : 0));
 	free(c);
 }
 
@@ -133,12 +133,12 @@ static void secure_merge(const struct xom_opts *env)
 	xom_options_defaults(&o);
 	xom_options_defaults(&def);
 	xom_options_merge(&o, env, 1, ignored, sizeof(ignored));
-	CHECK(o.mode == def.mode && o.backend == def.backend && o.log == def.log
+	TRAP_UNLESS(o.mode == def.mode && o.backend == def.backend && o.log == def.log
 	      && o.cache == def.cache && o.store == def.store && o.profile == def.profile
 	      && o.profiles == def.profiles && o.exclude == def.exclude);
-	CHECK(o.require == def.require || o.require == 1);
-	CHECK(o.seal == def.seal || o.seal == 1);
-	CHECK(memchr(ignored, 0, sizeof(ignored)));
+	TRAP_UNLESS(o.require == def.require || o.require == 1);
+	TRAP_UNLESS(o.seal == def.seal || o.seal == 1);
+	TRAP_UNLESS(memchr(ignored, 0, sizeof(ignored)));
 }
 
 
@@ -176,20 +176,20 @@ static void options(const char *prog, const char *text, size_t len)
 	if (!t)
 		return;
 	if (xom_options_parse(t, &o, buf, sizeof(buf), &require, err, sizeof(err)) != 0) {
-		CHECK(err[0]);
+		TRAP_UNLESS(err[0]);
 		free(t);
 		return;
 	}
 	points_into(&o, buf, sizeof(buf));
 	secure_merge(&o);
 	setlocale(LC_ALL, len && (text[0] & 1) ? "C.UTF-8" : "C");
-	CHECK(xom_opt_excludes(&o, prog) == excludes_by_fnmatch(&o, prog));
+	TRAP_UNLESS(xom_opt_excludes(&o, prog) == excludes_by_fnmatch(&o, prog));
 	for (int secure = 0; secure < 2; secure++) {
 		xom_store_dirs(&o, secure, 1000, no_folder, &d);
 		for (int i = 0; i < XOM_NSTORES; i++) {
 			const char *p = xom_dir_path(&d, i, dir, sizeof(dir));
-			CHECK(!p || (p == dir && strlen(dir) < sizeof(dir)));
-			CHECK(!secure || i == XOM_STORE_SYSTEM || !p);
+			TRAP_UNLESS(!p || (p == dir && strlen(dir) < sizeof(dir)));
+			TRAP_UNLESS(!secure || i == XOM_STORE_SYSTEM || !p);
 		}
 	}
 	(void)xom_cache_dir(&o, dir, sizeof(dir));

@@ -21,7 +21,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
+#include "../check.h"
 
 /* The input as an 8-aligned copy of exactly its size, so that the address
  * sanitizer sees a read one byte past the end. */
@@ -42,7 +42,7 @@ static void plan(const uint8_t *data, size_t size)
 	if (!p)
 		return;
 	if (xom_plan_check(p, size, &why) != 0) {
-		CHECK(why && *why);
+		TRAP_UNLESS(why && *why);
 		free(p);
 		return;
 	}
@@ -50,14 +50,14 @@ static void plan(const uint8_t *data, size_t size)
 	const struct xom_plan_seg *s = xom_plan_segs(h);
 	const struct xom_plan_run *r = xom_plan_runs(h);
 	const char *path = xom_plan_path(h);
-	CHECK((const char *)(path + h->path_len) <= (const char *)p + size);
-	CHECK(path[h->path_len - 1] == 0 && strlen(path) < h->path_len);
+	TRAP_UNLESS((const char *)(path + h->path_len) <= (const char *)p + size);
+	TRAP_UNLESS(path[h->path_len - 1] == 0 && strlen(path) < h->path_len);
 	volatile uint64_t sink = 0;
 	for (uint32_t i = 0; i < h->nsegs; i++)
 		sink += s[i].vaddr + s[i].memsz + s[i].filesz;
 	for (uint32_t i = 0; i < h->nruns; i++) {
-		CHECK(r[i].start < r[i].end && !((r[i].start | r[i].end) % XOM_PLAN_PAGE));
-		CHECK(!i || r[i - 1].end <= r[i].start);
+		TRAP_UNLESS(r[i].start < r[i].end && !((r[i].start | r[i].end) % XOM_PLAN_PAGE));
+		TRAP_UNLESS(!i || r[i - 1].end <= r[i].start);
 	}
 	(void)sink;
 	/* Its key, by name and back, and a store lookup of a plan alone. */
@@ -65,11 +65,11 @@ static void plan(const uint8_t *data, size_t size)
 	char name[XOM_KEY_NAME_MAX];
 	xom_plan_key_of(h, &k);
 	xom_key_name(&k, name, sizeof(name));
-	CHECK(xom_key_parse(name, &back) == 0 && xom_key_equal(&k, &back));
+	TRAP_UNLESS(xom_key_parse(name, &back) == 0 && xom_key_equal(&k, &back));
 	uint64_t shape = h->shape + 1;
-	CHECK(xom_store_plan(p, size, &k, NULL) == (h->scan_version == XOM_PLAN_SCAN_VERSION
+	TRAP_UNLESS(xom_store_plan(p, size, &k, NULL) == (h->scan_version == XOM_PLAN_SCAN_VERSION
 	                                            ? h : NULL));
-	CHECK(!xom_store_plan(p, size, &k, &shape));
+	TRAP_UNLESS(!xom_store_plan(p, size, &k, &shape));
 	free(p);
 }
 
@@ -81,7 +81,7 @@ static void syms(const uint8_t *data, size_t size)
 	if (!p)
 		return;
 	if (xom_syms_check(p, size, &why) != 0) {
-		CHECK(why && *why);
+		TRAP_UNLESS(why && *why);
 		free(p);
 		return;
 	}
@@ -97,8 +97,8 @@ static void syms(const uint8_t *data, size_t size)
 			uint64_t off = 0;
 			const char *n = xom_syms_lookup(h, at[j], &off);
 			if (n) {
-				CHECK(n >= names && n < names + h->names_len);
-				CHECK(memchr(n, 0, (size_t)(names + h->names_len - n)));
+				TRAP_UNLESS(n >= names && n < names + h->names_len);
+				TRAP_UNLESS(memchr(n, 0, (size_t)(names + h->names_len - n)));
 			}
 		}
 	}
@@ -116,9 +116,9 @@ static void key_name(const uint8_t *data, size_t size)
 	text[n] = 0;
 	if (xom_key_parse(text, &k) != 0)
 		return;
-	CHECK(k.len <= sizeof(k.bytes));
+	TRAP_UNLESS(k.len <= sizeof(k.bytes));
 	xom_key_name(&k, name, sizeof(name));
-	CHECK(xom_key_parse(name, &back) == 0 && xom_key_equal(&k, &back));
+	TRAP_UNLESS(xom_key_parse(name, &back) == 0 && xom_key_equal(&k, &back));
 	(void)xom_key_hash(&k);
 }
 
@@ -128,7 +128,7 @@ static void notes(const uint8_t *data, size_t size)
 	void *p = copy_of(data, size);
 
 	if (p && xom_note_build_id(p, size, &k) == 0)
-		CHECK(k.kind == XOM_KEY_BUILD_ID && k.len && k.len <= sizeof(k.bytes));
+		TRAP_UNLESS(k.kind == XOM_KEY_BUILD_ID && k.len && k.len <= sizeof(k.bytes));
 	free(p);
 }
 
@@ -154,10 +154,10 @@ static void elf_file(const uint8_t *data, size_t size)
 	file_data = data;
 	file_size = size;
 	if (xom_file_build_id(0, mem_pread, &k) == 0)
-		CHECK(k.kind == XOM_KEY_BUILD_ID && k.len);
+		TRAP_UNLESS(k.kind == XOM_KEY_BUILD_ID && k.len);
 	/* The shape is a function of the bytes. */
 	if (xom_file_shape(0, mem_pread, &shape) == 0)
-		CHECK(xom_file_shape(0, mem_pread, &again) == 0 && again == shape);
+		TRAP_UNLESS(xom_file_shape(0, mem_pread, &again) == 0 && again == shape);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -25,7 +25,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
+#include "../check.h"
 
 /* ---- what the runtime's reader calls ---------------------------------- */
 
@@ -106,12 +106,12 @@ static void round_trip(struct profile *pr)
 		return;
 	profile_write(f, pr, "# a comment\n");
 	fclose(f);
-	CHECK(read_text(text, len, &again) == 0);
+	TRAP_UNLESS(read_text(text, len, &again) == 0);
 	profile_tidy(&again);
-	CHECK(again.n == pr->n);
+	TRAP_UNLESS(again.n == pr->n);
 	for (size_t i = 0; i < pr->n; i++) {
 		const struct prof_page *a = &pr->p[i], *b = &again.p[i];
-		CHECK(!strcmp(a->prog_key, b->prog_key) && !strcmp(a->key, b->key)
+		TRAP_UNLESS(!strcmp(a->prog_key, b->prog_key) && !strcmp(a->key, b->key)
 		      && a->page == b->page && !strcmp(a->path, b->path)
 		      && !strcmp(a->why, b->why));
 	}
@@ -179,12 +179,12 @@ static void runtime_reads(const uint8_t *data, size_t size, const struct profile
 		const char *path = i < pr->n ? pr->p[i].path : "/nowhere";
 		const uint64_t *pages;
 		size_t n = xom_profile_pages(key, path, &pages);
-		CHECK(n <= MAX_PROFILE_PAGES);
+		TRAP_UNLESS(n <= MAX_PROFILE_PAGES);
 		for (size_t j = 1; j < n; j++)
-			CHECK(pages[j - 1] < pages[j]);
+			TRAP_UNLESS(pages[j - 1] < pages[j]);
 		if (compare) {
 			size_t m = expected(pr, key, prog, want);
-			CHECK(m == n && !memcmp(want, pages, n * sizeof(pages[0])));
+			TRAP_UNLESS(m == n && !memcmp(want, pages, n * sizeof(pages[0])));
 		}
 		xom_profile_forget();
 	}

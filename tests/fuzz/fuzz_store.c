@@ -26,7 +26,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
+#include "../check.h"
 
 /* ---- the runtime's small-batch reader, on the input as its file -------- */
 
@@ -74,9 +74,9 @@ static size_t spare_len;
 
 static void same_answer(const void *mapped, const void *read, size_t len)
 {
-	CHECK(!mapped == !read);
+	TRAP_UNLESS(!mapped == !read);
 	if (mapped)
-		CHECK(!memcmp(mapped, read, len));
+		TRAP_UNLESS(!memcmp(mapped, read, len));
 }
 
 /* What a reader of the index finds for the entry of slot s: its plan, by
@@ -99,7 +99,7 @@ static void look_up(const void *index, size_t len, uint32_t nslots,
 		if (m) {
 			struct xom_plan_key got;
 			xom_plan_key_of(m, &got);
-			CHECK(xom_key_equal(&got, &k) && m->shape == h->shape);
+			TRAP_UNLESS(xom_key_equal(&got, &k) && m->shape == h->shape);
 		}
 	} else if (xom_set_check(blob, s->len, s->hash) == 0) {
 		const struct xom_set_head *m = xom_store_find_set(index, len, s->hash);
@@ -108,8 +108,8 @@ static void look_up(const void *index, size_t len, uint32_t nslots,
 		size_t at = 0, plen = 0, n = 0;
 		const char *end = m ? (const char *)m + m->total : NULL;
 		for (const struct xom_plan_head *p; m && (p = xom_set_plan(m, &at, &plen)); n++) {
-			CHECK((const char *)p + plen <= end && plen == p->total);
-			CHECK(xom_plan_check(p, plen, &why) == 0);
+			TRAP_UNLESS((const char *)p + plen <= end && plen == p->total);
+			TRAP_UNLESS(xom_plan_check(p, plen, &why) == 0);
 		}
 	}
 	if (st.map)
@@ -243,7 +243,7 @@ static void kept(const void *old, size_t old_len, const void *idx, size_t len,
 		if (xom_key_equal(&k, &ak) && p->shape == added->shape)
 			continue;
 		const struct xom_plan_head *q = xom_store_find(idx, len, &k, &p->shape);
-		CHECK(q && in_old(old, old_len, q));
+		TRAP_UNLESS(q && in_old(old, old_len, q));
 	}
 }
 
@@ -266,14 +266,14 @@ static void pruned(const char *path)
 	if (xom_store_prune(dir, 0, drop_odd, NULL, &r, why, sizeof(why)) != 0)
 		return;
 	void *idx = read_file(path, &len);
-	CHECK(idx && xom_store_check_head(idx, len, &bad) == 0);
+	TRAP_UNLESS(idx && xom_store_check_head(idx, len, &bad) == 0);
 	const struct xom_store_head *h = idx;
 	const struct xom_store_slot *s = (const void *)(h + 1);
 	for (uint32_t i = 0; i < h->nslots; i++) {
 		const void *p = (const char *)idx + s[i].off;
 		if (s[i].len && xom_store_slot_ok(&s[i], len)
 		    && xom_plan_check(p, s[i].len, &bad) == 0)
-			CHECK(!drop_odd(p, NULL));
+			TRAP_UNLESS(!drop_odd(p, NULL));
 	}
 	free(idx);
 }
@@ -317,12 +317,12 @@ static void merge(const uint8_t *data, size_t size)
 	}
 	if (rc == 0) {
 		/* Whole, with the new plan in it, and what readers took. */
-		CHECK(idx && xom_store_check_head(idx, len, &bad) == 0);
-		CHECK(xom_store_find(idx, len, &k, &b.plan->shape));
+		TRAP_UNLESS(idx && xom_store_check_head(idx, len, &bad) == 0);
+		TRAP_UNLESS(xom_store_find(idx, len, &k, &b.plan->shape));
 		if (whole)
 			kept(old, size, idx, len, b.plan);
 	} else {
-		CHECK(why[0]);
+		TRAP_UNLESS(why[0]);
 	}
 out:
 	free(idx);

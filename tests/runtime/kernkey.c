@@ -30,21 +30,15 @@
 #include <unistd.h>
 
 #include "../../loader/loader.h"
+#include "../check.h"
 
 #define PG 4096
 
-static const char *name;
+static const char *test_name;
 static int failed;
 
-#define CHECK(cond, ...) do { \
-	if (!(cond)) { \
-		printf("FAIL %s: line %d: ", name, __LINE__); \
-		printf(__VA_ARGS__); \
-		printf("\n"); \
-		failed = 1; \
-		return; \
-	} \
-} while (0)
+/* A failed check (../check.h) ends the case. */
+#define CHECK_FAILED do { failed = 1; return; } while (0)
 
 /* systemd 252's MemoryDenyWriteExecute=yes: mprotect and pkey_mprotect
  * with PROT_EXEC, and mmap with PROT_WRITE|PROT_EXEC, fail with EPERM. */
@@ -68,7 +62,7 @@ static void filter_mdwe(void)
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
 	    || syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) {
-		printf("FAIL %s: cannot install the seccomp filter: %s\n", name, strerror(errno));
+		printf("FAIL %s: cannot install the seccomp filter: %s\n", test_name, strerror(errno));
 		exit(1);
 	}
 }
@@ -181,7 +175,7 @@ static void c_changed(int pku)
 	CHECK(rc == XOM_UNPROTECTED, "xom_apply %d", rc);
 	CHECK(obj[0] == 'Z' && obj[PG] == 'B', "bytes now %c %c, were Z B", obj[0], obj[PG]);
 	CHECK(!unreadable(obj) && !unreadable(obj + PG), "left unreadable");
-	printf("PASS %s\n", name);
+	printf("PASS %s\n", test_name);
 }
 
 /* The second of two runs differs: the first, made execute-only where
@@ -201,7 +195,7 @@ static void c_changed_later(int pku)
 	CHECK(rc == XOM_UNPROTECTED, "xom_apply %d", rc);
 	CHECK(obj[0] == 'A' && obj[PG] == 'Y', "bytes now %c %c, were A Y", obj[0], obj[PG]);
 	CHECK(!unreadable(obj) && !unreadable(obj + PG), "left unreadable");
-	printf("PASS %s\n", name);
+	printf("PASS %s\n", test_name);
 }
 
 /* No filter: mprotect(PROT_EXEC) is the way.  Where the kernel gives no
@@ -220,7 +214,7 @@ static void c_mprotect(int pku)
 		CHECK(rc == XOM_UNPROTECTED && !unreadable(obj), "xom_apply %d", rc);
 		CHECK(obj[0] == 'Z', "bytes now %c, were Z", obj[0]);
 	}
-	printf("PASS %s\n", name);
+	printf("PASS %s\n", test_name);
 }
 
 /* No room for the temporary copy: the mmap fails, the host lives on. */
@@ -243,7 +237,7 @@ static void c_no_room(int pku)
 	int rc = apply(obj_path);
 	CHECK(rc == XOM_UNPROTECTED, "xom_apply %d", rc);
 	CHECK(obj[0] == 'A' && !unreadable(obj), "bytes now %c", obj[0]);
-	printf("PASS %s\n", name);
+	printf("PASS %s\n", test_name);
 }
 
 /* The path xom was given names another file with the same bytes (a
@@ -265,7 +259,7 @@ static void c_other_path(int pku)
 	} else {
 		CHECK(rc == XOM_UNPROTECTED && obj[0] == 'A', "xom_apply %d, byte %c", rc, obj[0]);
 	}
-	printf("PASS %s\n", name);
+	printf("PASS %s\n", test_name);
 }
 
 /* The whole /proc/self/maps line of the mapping that holds p (malloc'd). */
@@ -347,7 +341,7 @@ static void c_long_line(int pku)
 	CHECK(!strcmp(file, obj_path), "code now mapped from %s", file);
 	if (pku)
 		CHECK(rc == XOM_APPLIED && unreadable(obj), "xom_apply %d", rc);
-	printf("PASS %s\n", name);
+	printf("PASS %s\n", test_name);
 }
 
 static const struct { const char *name; void (*fn)(int); } cases[] = {
@@ -372,7 +366,7 @@ int main(int argc, char **argv)
 			continue;
 		pid_t pid = fork();
 		if (pid == 0) {
-			name = cases[i].name;
+			test_name = cases[i].name;
 			xom_log_init(2);
 			make_object(dir);
 			cases[i].fn(pku);

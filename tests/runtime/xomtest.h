@@ -9,22 +9,12 @@
 #ifndef XOMTEST_H
 #define XOMTEST_H
 
-#include <errno.h>
-#include <stdio.h>
-#include <string.h>
+#include "../check.h"
 
 extern const char *test_name;
 
-#define CHECK(cond, ...) do { \
-	if (!(cond)) { \
-		int e_ = errno; \
-		printf("FAIL %s: %s:%d: ", test_name, __FILE__, __LINE__); \
-		printf(__VA_ARGS__); \
-		printf(" (errno %d %s)\n", e_, strerror(e_)); \
-		fflush(stdout); \
-		return 1; \
-	} \
-} while (0)
+/* A failed check ends the test: its function returns 1. */
+#define CHECK_FAILED return 1
 
 #define PASS(...) do { \
 	printf("PASS %s", test_name); \

@@ -27,6 +27,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "../check.h"
+
 /* glibc 2.36 has no wrapper and its headers may not know the number. */
 #ifndef __NR_mseal
 #define __NR_mseal 462
@@ -40,19 +42,10 @@ static const char *test_name;
 static int test_failed, test_skipped;
 
 /*
- * CHECK prints the first failed condition of a test with its place and
- * errno, and leaves the test; later checks would only repeat the cause.
+ * A failed check (../check.h) leaves the test, after its clean-up at out:
+ * later checks would only repeat the cause.
  */
-#define CHECK(cond, ...) do { \
-	if (!(cond)) { \
-		int e_ = errno; \
-		printf("FAIL %s: %s:%d: ", test_name, __FILE__, __LINE__); \
-		printf(__VA_ARGS__); \
-		printf(" (errno %d %s)\n", e_, strerror(e_)); \
-		test_failed = 1; \
-		goto out; \
-	} \
-} while (0)
+#define CHECK_FAILED do { test_failed = 1; goto out; } while (0)
 
 /* SKIP says why a test cannot run here, and leaves it. */
 #define SKIP(...) do { \
