@@ -29,7 +29,7 @@
  *     (own_helper), at the ordinary priority (own_schedule): neither a
  *     lowered limit, nor a starved or killed helper may make a
  *     set-user-ID program's scan fail, which would leave it unprotected.
- *     A delegated cgroup's limits still can (README.md).
+ *     A delegated cgroup's limits still can (docs/operators.md).
  */
 #include <dlfcn.h>
 #include <poll.h>

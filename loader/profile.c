@@ -1,6 +1,6 @@
 /*
  * profile.c - profiles: the code pages that stay readable because a program
- * was seen to read them (README, "Learning what a program reads").
+ * was seen to read them (docs/usage.md, "Learning what a program reads").
  *
  * A profile is text, one item a line, '#' to the end of a line a comment:
  *   program KEY [PATH]        the lines after it are for that main program

@@ -25,7 +25,8 @@
  * Where the name cannot be carried over (an origin that cannot be known,
  * or a folder whose own name holds a '$' that glibc would expand again),
  * the call fails with a dlerror text that says so: it never loads a file
- * that glibc would not have loaded.  README.md lists what is not followed.
+ * that glibc would not have loaded.  docs/how-it-works.md lists what is not
+ * followed.
  *
  * Phase: any time, in any thread, outside the dynamic linker's locks,
  * with little stack (a thread may have 16 KB); the walk of loaded objects

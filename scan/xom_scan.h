@@ -93,7 +93,7 @@ struct xom_map {
 	/* The attack surface left: bytes of the exec segments in pages that
 	 * stay readable, and the ret gadget candidates among their file
 	 * bytes (a C3 byte that 1 to 15 bytes before it complete as whole
-	 * instructions, none a jump, call or return; README, "xom-scan"). */
+	 * instructions, none a jump, call or return; docs/scanner.md). */
 	uint64_t readable_bytes;
 	uint64_t ret_gadgets;
 	/* The same two for the section-level method of earlier tools, which

@@ -18,11 +18,7 @@ H=$B/tests/scan                 # helpers, built by tests/scan/scan.mk
 W=$H/work                       # inputs and outputs of this run
 CC=${CC:-gcc}
 PAGE=4096
-npass=0 nfail=0 nskip=0
-
-pass() { echo "PASS $1"; npass=$((npass + 1)); }
-fail() { echo "FAIL $1: $2"; nfail=$((nfail + 1)); }
-skip() { echo "SKIP $1: $2"; nskip=$((nskip + 1)); }
+. "$SRC/../lib.sh"
 
 rm -rf "$W" && mkdir -p "$W/bad"
 
@@ -72,22 +68,22 @@ map_of() {
 	scan "$tag" --json "$file"
 	d=$(death)
 	if [ -n "$d" ]; then
-		fail "$tag: scan" "$d"
+		t_fail "$tag: scan" "$d"
 		return 1
 	fi
 	if [ "$rc" != 0 ]; then
-		fail "$tag: scan" "exit $rc: $(first_err)"
+		t_fail "$tag: scan" "exit $rc: $(first_err)"
 		return 1
 	fi
 	if [ "$(wc -l <"$out")" != 1 ]; then
-		fail "$tag: scan" "expected one JSON line, got $(wc -l <"$out")"
+		t_fail "$tag: scan" "expected one JSON line, got $(wc -l <"$out")"
 		return 1
 	fi
 	if ! msg=$(q "$out" check); then
-		fail "$tag: json" "$msg"
+		t_fail "$tag: json" "$msg"
 		return 1
 	fi
-	pass "$tag: scan and json shape"
+	t_pass "$tag: scan and json shape"
 }
 
 # Symbol address from the unstripped build.  Arguments: SYMFILE NAME.
@@ -103,31 +99,31 @@ expect_page() {
 	got=$(q "$json" page "$a")
 	if [ "$got" != "$want" ]; then
 		r=$(q "$json" reason "$a")
-		fail "$tag @ $a" "expected $want, got $got (reasons at that address: $r)"
+		t_fail "$tag @ $a" "expected $want, got $got (reasons at that address: $r)"
 		return
 	fi
 	if [ -n "$reason" ]; then
 		r=$(q "$json" reason "$a")
 		case " $r " in
 		*" $reason "*) ;;
-		*) fail "$tag @ $a" "readable as expected, but reason is '$r', expected $reason"
+		*) t_fail "$tag @ $a" "readable as expected, but reason is '$r', expected $reason"
 		   return ;;
 		esac
 	fi
-	pass "$tag @ $a $want${reason:+ ($reason)}"
+	t_pass "$tag @ $a $want${reason:+ ($reason)}"
 }
 
 expect_ref() {
 	local tag=$1 json=$2 addr=$3 want=$4 got
 	got=$(q "$json" ref "$(printf '%#x' "$addr")")
 	case " $got " in
-	*" $(printf '%#x' "$want") "*) pass "$tag: ref of $(printf '%#x' "$addr")" ;;
-	*) fail "$tag: ref of $(printf '%#x' "$addr")" "expected $(printf '%#x' "$want"), got $got" ;;
+	*" $(printf '%#x' "$want") "*) t_pass "$tag: ref of $(printf '%#x' "$addr")" ;;
+	*) t_fail "$tag: ref of $(printf '%#x' "$addr")" "expected $(printf '%#x' "$want"), got $got" ;;
 	esac
 }
 
 expect_eq() {
-	if [ "$3" = "$4" ]; then pass "$1: $2"; else fail "$1: $2" "expected '$4', got '$3'"; fi
+	if [ "$3" = "$4" ]; then t_pass "$1: $2"; else t_fail "$1: $2" "expected '$4', got '$3'"; fi
 }
 
 # --- building the inputs ------------------------------------------------------
@@ -136,7 +132,7 @@ build() {
 	local out=$1
 	shift
 	if ! "$CC" "$@" -o "$W/$out" 2>"$W/$out.log"; then
-		fail "build $out" "$(head -n 3 "$W/$out.log")"
+		t_fail "build $out" "$(head -n 3 "$W/$out.log")"
 		return 1
 	fi
 }
@@ -160,8 +156,8 @@ done
 head -c 40 "$W/tables.so" >"$W/truncated.so" || built=0
 echo "not an ELF file" >"$W/not-elf" || built=0
 if [ "$built" = 0 ] || [ ! -x "$SCAN" ]; then
-	[ -x "$SCAN" ] || fail "setup" "$SCAN is missing"
-	echo "$npass passed, $nfail failed, $nskip skipped"
+	[ -x "$SCAN" ] || t_fail "setup" "$SCAN is missing"
+	t_summary
 	exit 1
 fi
 
@@ -173,7 +169,7 @@ t_usage() {
 		# shellcheck disable=SC2086
 		scan usage $args
 		if [ -n "$(death)" ]; then
-			fail "usage: xom-scan $args" "$(death)"
+			t_fail "usage: xom-scan $args" "$(death)"
 		else
 			expect_eq "usage" "xom-scan $args exits 64" "$rc" 64
 		fi
@@ -184,16 +180,16 @@ t_io() {
 	scan io --json "$W/no-such-file"
 	if [ "$rc" = 2 ] && grep -q "^xom-scan: $W/no-such-file: cannot read" "$err" &&
 	   [ "$(wc -l <"$err")" = 1 ]; then
-		pass "io: missing file is exit 2 with one 'cannot read' line"
+		t_pass "io: missing file is exit 2 with one 'cannot read' line"
 	else
-		fail "io: missing file" "exit $rc, stderr: $(first_err)"
+		t_fail "io: missing file" "exit $rc, stderr: $(first_err)"
 	fi
 	scan io --json "$W"
 	if [ "$rc" = 1 ] && [ -z "$(death)" ] && [ "$(wc -l <"$err")" = 1 ] &&
 	   grep -q "^xom-scan: $W: unsupported" "$err"; then
-		pass "io: a directory is exit 1 with one 'unsupported' line"
+		t_pass "io: a directory is exit 1 with one 'unsupported' line"
 	else
-		fail "io: a directory" "exit $rc, stderr: $(first_err)"
+		t_fail "io: a directory" "exit $rc, stderr: $(first_err)"
 	fi
 }
 
@@ -223,7 +219,7 @@ t_exit() {
 		expect_eq "exit" "stdout that cannot be written exits 2 with one line" \
 			"$rc/$(wc -l <"$W/exit-full.err")" "2/1"
 	else
-		skip "exit: stdout that cannot be written" "no /dev/full"
+		t_skip "exit: stdout that cannot be written" "no /dev/full"
 	fi
 }
 
@@ -235,9 +231,9 @@ multi_case() {
 	scan multi --json "$@"
 	if [ "$rc" = "$want" ] && [ "$(wc -l <"$out")" = 2 ] &&
 	   [ "$(wc -l <"$err")" = 1 ] && grep -q "$what" "$err"; then
-		pass "multi: $desc gives 2 maps, 1 error, exit $want"
+		t_pass "multi: $desc gives 2 maps, 1 error, exit $want"
 	else
-		fail "multi: $desc" "exit $rc, $(wc -l <"$out") maps, stderr: $(first_err)"
+		t_fail "multi: $desc" "exit $rc, $(wc -l <"$out") maps, stderr: $(first_err)"
 	fi
 }
 
@@ -257,9 +253,9 @@ t_modes() {
 		# shellcheck disable=SC2086
 		scan modes $m "$W/tables.so"
 		if [ -z "$(death)" ] && [ "$rc" = 0 ] && [ -s "$out" ]; then
-			pass "modes: xom-scan ${m:-(summary)} prints something, exit 0"
+			t_pass "modes: xom-scan ${m:-(summary)} prints something, exit 0"
 		else
-			fail "modes: xom-scan ${m:-(summary)}" "exit $rc $(death) $(first_err)"
+			t_fail "modes: xom-scan ${m:-(summary)}" "exit $rc $(death) $(first_err)"
 		fi
 	done
 }
@@ -314,7 +310,7 @@ expect_pages() {
 		[ -n "$fn" ] || continue
 		base=$(sym "$symf" "$fn")
 		if [ -z "$base" ]; then
-			fail "$tag: $fn" "no symbol $fn in $symf"
+			t_fail "$tag: $fn" "no symbol $fn in $symf"
 			continue
 		fi
 		expect_page "$tag: $fn+${n}p" "$json" $((base + n * PAGE)) "$want" "$reason"
@@ -350,9 +346,9 @@ check_nosep_extra() {
 same_readable() {
 	local tag=$1 a=$2 b=$3
 	if diff <(q "$a" readable) <(q "$b" readable) >"$W/$tag.diff"; then
-		pass "$tag: stripped copy has the same readable pages"
+		t_pass "$tag: stripped copy has the same readable pages"
 	else
-		fail "$tag" "readable pages differ after strip: $(tr '\n' ' ' <"$W/$tag.diff")"
+		t_fail "$tag" "readable pages differ after strip: $(tr '\n' ' ' <"$W/$tag.diff")"
 	fi
 }
 
@@ -532,7 +528,7 @@ check_evex8() {
 			$((base + PAGE)) xom ;;
 	inexact) expect_page "$tag: raw_evex8+1p, disp8*N measured" "$json" \
 			$((base + PAGE)) readable table ;;
-	*)       fail "$tag: raw_evex8" "evex8 answered '$how'" ;;
+	*)       t_fail "$tag: raw_evex8" "evex8 answered '$how'" ;;
 	esac
 	expect_page "$tag: raw_evex8's read" "$json" $((base + PAGE + 0x1fc0)) \
 		readable table
@@ -572,7 +568,7 @@ t_absolute() {
 t_textrel() {
 	local json=$W/textrel.so.out
 	if ! readelf -d "$W/textrel.so" | grep -q TEXTREL; then
-		fail "textrel.so" "the linker did not set DT_TEXTREL"
+		t_fail "textrel.so" "the linker did not set DT_TEXTREL"
 		return
 	fi
 	map_of textrel.so "$W/textrel.so" || return
@@ -623,8 +619,8 @@ t_gadgets() {
 	check_gadgets gadgets-nosep.so "$W/gadgets-nosep.so" "$W/gadgets-nosep.so" || return
 	ro=$(sym "$W/gadgets-nosep.so" g_ro)
 	case "$(q "$W/gadgets-nosep.so.out" gadget "$ro")" in
-	wrpkru*) pass "gadgets-nosep.so: WRPKRU bytes in .rodata inside the exec segment" ;;
-	*) fail "gadgets-nosep.so: .rodata gadget at $ro" "not listed" ;;
+	wrpkru*) t_pass "gadgets-nosep.so: WRPKRU bytes in .rodata inside the exec segment" ;;
+	*) t_fail "gadgets-nosep.so: .rodata gadget at $ro" "not listed" ;;
 	esac
 }
 
@@ -659,9 +655,9 @@ t_surface() {
 	local g sg
 	g=$(q "$json" get ret_gadgets) sg=$(q "$json" get section_level.ret_gadgets)
 	if [ "$g" -ge 3 ] && [ "$sg" = "$g" ]; then
-		pass "surface-ro.so: section-level ret gadgets = xom's ($g, the table's 3 among them)"
+		t_pass "surface-ro.so: section-level ret gadgets = xom's ($g, the table's 3 among them)"
 	else
-		fail "surface-ro.so: section-level ret gadgets" "xom $g, section-level $sg (want equal, >= 3)"
+		t_fail "surface-ro.so: section-level ret gadgets" "xom $g, section-level $sg (want equal, >= 3)"
 	fi
 }
 
@@ -697,7 +693,7 @@ in_file() {
 t_libcrypto() {
 	local json=$W/libcrypto.out name sig len a p bad n
 	if [ ! -r "$CRYPTO" ]; then
-		skip libcrypto "$CRYPTO is not installed (Debian package libssl3)"
+		t_skip libcrypto "$CRYPTO is not installed (Debian package libssl3)"
 		return
 	fi
 	map_of libcrypto "$CRYPTO" || return
@@ -712,13 +708,13 @@ t_libcrypto() {
 			done
 		done
 		if [ "$n" = 0 ] && in_file "$CRYPTO" "$sig"; then
-			skip "libcrypto: $name" "this OpenSSL keeps it outside its executable segment (3.2 and later: in .rodata)"
+			t_skip "libcrypto: $name" "this OpenSSL keeps it outside its executable segment (3.2 and later: in .rodata)"
 		elif [ "$n" = 0 ]; then
-			skip "libcrypto: $name" "not in this build of OpenSSL"
+			t_skip "libcrypto: $name" "not in this build of OpenSSL"
 		elif [ -n "$bad" ]; then
-			fail "libcrypto: $name ($n copies)" "execute-only pages that hold the table:$bad"
+			t_fail "libcrypto: $name ($n copies)" "execute-only pages that hold the table:$bad"
 		else
-			pass "libcrypto: $name ($n copies) stays readable"
+			t_pass "libcrypto: $name ($n copies) stays readable"
 		fi
 	done <<<"$CRYPTO_TABLES"
 	coverage libcrypto "$json" 8900
@@ -729,9 +725,9 @@ coverage() {
 	local tag=$1 json=$2 min=$3 e x
 	e=$(q "$json" get exec_pages) x=$(q "$json" get xom_pages)
 	if [ "$e" -gt 0 ] && [ $((x * 10000)) -ge $((min * e)) ]; then
-		pass "$tag: $x of $e exec pages xom (need $((min / 100)).$((min % 100 / 10))%)"
+		t_pass "$tag: $x of $e exec pages xom (need $((min / 100)).$((min % 100 / 10))%)"
 	else
-		fail "$tag: coverage" "$x of $e exec pages xom, need $((min / 100)).$((min % 100 / 10))%"
+		t_fail "$tag: coverage" "$x of $e exec pages xom, need $((min / 100)).$((min % 100 / 10))%"
 	fi
 }
 
@@ -746,7 +742,7 @@ t_libc() {
 		if [ -r "$f" ]; then
 			map_of "system $(basename "$f")" "$(readlink -f "$f")"
 		else
-			skip "system $(basename "$f")" "not installed here"
+			t_skip "system $(basename "$f")" "not installed here"
 		fi
 	done
 }
@@ -762,9 +758,9 @@ t_threads() {
 		cp "$out" "$W/threads-1.json"
 		scan threads-4 --json -j4 "$f"
 		if [ "$rc" = 0 ] && [ -s "$out" ] && cmp -s "$out" "$W/threads-1.json"; then
-			pass "threads: $(basename "$f") maps the same with -j 1 and -j4"
+			t_pass "threads: $(basename "$f") maps the same with -j 1 and -j4"
 		else
-			fail "threads: $(basename "$f")" "-j 4 differs from -j 1 (exit $rc $(death))"
+			t_fail "threads: $(basename "$f")" "-j 4 differs from -j 1 (exit $rc $(death))"
 		fi
 	done
 	scan threads-bad -j 0 "$W/tables.so"
@@ -779,7 +775,7 @@ check_case() {
 	scan "bad/$name" --json "$file"
 	d=$(death)
 	if [ -n "$d" ]; then
-		fail "$tag" "$d"
+		t_fail "$tag" "$d"
 		return
 	fi
 	line=$(first_err)
@@ -794,28 +790,28 @@ check_case() {
 	case "$expect" in
 	ok*)
 		if [ "$rc" != 0 ]; then
-			fail "$tag" "expected a map, got exit $rc: $line"
+			t_fail "$tag" "expected a map, got exit $rc: $line"
 			return
 		fi
 		if ! msg=$(q "$out" check); then
-			fail "$tag" "exit 0 but the map is not well formed: $msg"
+			t_fail "$tag" "exit 0 but the map is not well formed: $msg"
 			return
 		fi
 		case "$expect" in
 		ok-allread|ok-reason:*)
 			if [ "$(q "$out" get xom_pages)" != 0 ]; then
-				fail "$tag" "expected no execute-only page, got $(q "$out" get xom_pages)"
+				t_fail "$tag" "expected no execute-only page, got $(q "$out" get xom_pages)"
 				return
 			fi ;;
 		esac
 		case "$expect" in
 		ok-reason:*)
 			if [ "$(q "$out" hasreason "${expect#ok-reason:}")" != yes ]; then
-				fail "$tag" "no data range with reason ${expect#ok-reason:}"
+				t_fail "$tag" "no data range with reason ${expect#ok-reason:}"
 				return
 			fi ;;
 		esac
-		pass "$tag ($expect)" ;;
+		t_pass "$tag ($expect)" ;;
 	*)
 		local pre
 		case "$expect" in
@@ -823,15 +819,15 @@ check_case() {
 		*) pre=$expect ;;
 		esac
 		if [ "$rc" != 1 ]; then
-			fail "$tag" "expected exit 1 ($expect), got exit $rc${line:+: $line}"
+			t_fail "$tag" "expected exit 1 ($expect), got exit $rc${line:+: $line}"
 		elif [ "$(wc -l <"$err")" != 1 ]; then
-			fail "$tag" "expected one line on stderr, got $(wc -l <"$err")"
+			t_fail "$tag" "expected one line on stderr, got $(wc -l <"$err")"
 		elif ! grep -qE "^xom-scan: $file: $pre" "$err"; then
-			fail "$tag" "expected 'xom-scan: FILE: $expect...', got: $line"
+			t_fail "$tag" "expected 'xom-scan: FILE: $expect...', got: $line"
 		elif [ "$kw" != - ] && ! grep -qiF -- "$kw" "$err"; then
-			fail "$tag" "message lacks '$kw': $line"
+			t_fail "$tag" "message lacks '$kw': $line"
 		else
-			pass "$tag ($expect${kw:+, $kw})"
+			t_pass "$tag ($expect${kw:+, $kw})"
 		fi ;;
 	esac
 }
@@ -840,7 +836,7 @@ run_corpus() {
 	local mode=$1 input=$2 name expect kw
 	shift 2
 	if ! "$H/corrupt" "$mode" "$input" "$W/bad" "$@" >"$W/bad-$mode.list"; then
-		fail "corrupt $mode" "could not write the corpus"
+		t_fail "corrupt $mode" "could not write the corpus"
 		return
 	fi
 	while IFS=$'\t' read -r name expect kw; do
@@ -857,23 +853,23 @@ t_malformed() {
 # Random corruptions: only "no crash, no hang, no runaway memory" is asked.
 # Three hundred PASS lines would drown the rest, so they count as one.
 t_random() {
-	local nf0=$nfail np0=$npass name expect kw bad
+	local nf0=$t_nfail np0=$t_npass name expect kw bad
 	mkdir -p "$W/bad/r" "$W/bad/s"
 	if ! { "$H/corrupt" random "$W/tables.so" "$W/bad/r" 150 0x5eed |
 			sed 's|^|r/|' &&
 	       "$H/corrupt" random "$W/tables-strip.so" "$W/bad/s" 150 0xface |
 			sed 's|^|s/|'; } >"$W/bad-random.list"; then
-		fail "corrupt random" "could not write the corpus"
+		t_fail "corrupt random" "could not write the corpus"
 		return
 	fi
 	while IFS=$'\t' read -r name expect kw; do
 		check_case "$name" "$W/bad/$name" "$expect" "$kw" >"$W/bad-random.last"
 		grep '^FAIL' "$W/bad-random.last"
 	done <"$W/bad-random.list"
-	bad=$((nfail - nf0))
-	npass=$np0
+	bad=$((t_nfail - nf0))
+	t_npass=$np0
 	[ "$bad" = 0 ] &&
-		pass "random corruptions: $(wc -l <"$W/bad-random.list") files, no crash, hang or runaway memory"
+		t_pass "random corruptions: $(wc -l <"$W/bad-random.list") files, no crash, hang or runaway memory"
 }
 
 t_usage
@@ -893,5 +889,4 @@ t_threads
 t_malformed
 t_random
 
-echo "$npass passed, $nfail failed, $nskip skipped"
-[ "$nfail" = 0 ]
+t_summary

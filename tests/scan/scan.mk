@@ -25,12 +25,9 @@ check-scan: $(B)/xom-scan $(SCANTEST_HELPERS)
 	@CC=$(CC) SANFLAGS='$(SANFLAGS)' tests/scan/run.sh $(B)
 
 # The codec test of the emulated-PKU guest (tests/scan/vm-codecs.sh): the
-# probe preloaded beside libxom.so, and the swscale/swresample driver.
-ALL += $(B)/tests/scan/libprobe.so $(B)/tests/scan/convert
-
-$(B)/tests/scan/libprobe.so: tests/scan/probe.c
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(XCFLAGS) -shared -o $@ $< $(XLDFLAGS)
+# swscale/swresample driver.  Its page probe is the runtime suites' own
+# (tests/runtime/probe.c).
+ALL += $(B)/tests/scan/convert
 
 $(B)/tests/scan/convert: tests/scan/convert.c
 	@mkdir -p $(@D)

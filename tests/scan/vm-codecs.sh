@@ -2,9 +2,9 @@
 # The codec libraries under enforcement, in the emulated-PKU guest
 # (tests/vm/guest.list): each program's output is byte-identical with and
 # without xom, and the codec library really was execute-only while it ran
-# (the probe, tests/scan/probe.c, counts its pages under a protection key
-# at exit).  libaom, libdav1d and libvpx run through their commands;
-# libx264, libswscale and libswresample through convert.c, which drives
+# (the probe, tests/runtime/probe.c, counts at exit the pages of its code
+# that the kernel refuses to read).  libaom, libdav1d and libvpx run
+# through their commands; libx264, libswscale and libswresample through convert.c, which drives
 # their APIs.  Inputs are generated here: a 64x64 Y4M clip of three frames of
 # random pixels, written once per run and shared by both runs.
 # Usage: tests/scan/vm-codecs.sh warm|run
@@ -13,15 +13,12 @@
 #   run   the comparisons
 R=$(cd "$(dirname "$0")/../.." && pwd)
 B=$R/build
-P=$B/libxom.so PR=$B/tests/scan/libprobe.so CV=$B/tests/scan/convert
+P=$B/libxom.so PR=$B/tests/runtime/libxomprobe.so CV=$B/tests/scan/convert
 W=/tmp/xom-codecs
 mkdir -p "$W"
 export XDG_CACHE_HOME=$W/cache
 unset XOM_OPTIONS
-fail=0
-ok() { echo "PASS $1"; }
-no() { echo "FAIL $1: $2"; fail=1; }
-sk() { echo "SKIP $1: $2"; }
+. "$R/tests/lib.sh"
 
 # xomrun CMD...: CMD under xom and the probe; the probe's lines in $W/probe.
 xomrun() {
@@ -39,27 +36,27 @@ pages_of() {
 case_() {
 	name=$1 lib=$2 out=$3
 	shift 3
-	command -v "$1" >/dev/null || { sk "$name" "$1 is not in the guest"; return; }
+	command -v "$1" >/dev/null || { t_skip "$name" "$1 is not in the guest"; return; }
 	rm -f "$out"
 	if ! "$@" >"$W/plain.log" 2>&1 || [ ! -s "$out" ]; then
-		no "$name" "fails without xom: $(tail -n 1 "$W/plain.log")"
+		t_fail "$name" "fails without xom: $(tail -n 1 "$W/plain.log")"
 		return
 	fi
 	mv "$out" "$W/plain.out"
 	if ! xomrun "$@" >"$W/xom.log" 2>&1 || [ ! -s "$out" ]; then
-		no "$name" "fails under xom: $(tail -n 2 "$W/xom.log" | tr '\n' ' ')"
+		t_fail "$name" "fails under xom: $(tail -n 2 "$W/xom.log" | tr '\n' ' ')"
 		return
 	fi
 	if ! cmp -s "$out" "$W/plain.out"; then
-		no "$name" "output differs under xom"
+		t_fail "$name" "output differs under xom"
 		return
 	fi
 	set -- $(pages_of "$lib")
 	if [ -z "${1:-}" ] || [ "$1" = 0 ]; then
-		no "$name" "$lib was not execute-only (probe: ${1:-none} of ${2:-?} pages)"
+		t_fail "$name" "$lib was not execute-only (probe: ${1:-none} of ${2:-?} pages)"
 		return
 	fi
-	ok "$name: same output under xom, $lib $1 of $2 exec pages execute-only"
+	t_pass "$name: same output under xom, $lib $1 of $2 exec pages execute-only"
 }
 
 # A Y4M clip: header, then three frames of 64x64 4:2:0 random pixels.
@@ -74,7 +71,7 @@ make_clip() {
 }
 
 if [ ! -r "$P" ] || [ ! -r "$PR" ]; then
-	no setup "$P or $PR is missing"
+	t_fail setup "$P or $PR is missing"
 	exit 1
 fi
 case ${1:-run} in
@@ -88,9 +85,9 @@ warm)
 	xomrun "$CV" resample >/dev/null 2>&1
 	xomrun "$CV" x264 >/dev/null 2>&1
 	if [ -d "$W/cache" ]; then
-		ok "warm: plans built for the codec programs"
+		t_pass "warm: plans built for the codec programs"
 	else
-		no warm "no plan cache in $W/cache"
+		t_fail warm "no plan cache in $W/cache"
 	fi ;;
 run)
 	make_clip
@@ -105,7 +102,7 @@ run)
 		case_ "aomdec (libaom decode)" libaom "$W/dec2.y4m" \
 			/usr/bin/aomdec --rawvideo -o "$W/dec2.y4m" "$W/av1.ivf"
 	else
-		sk "decoders" "no AV1 clip to decode"
+		t_skip "decoders" "no AV1 clip to decode"
 	fi
 	case_ "swscale (yuv420p to rgb24, bicubic)" libswscale "$W/scale.txt" \
 		sh -c "$CV scale >$W/scale.txt"
@@ -123,9 +120,9 @@ run)
 		case_ "vpxdec (libvpx VP9 decode)" libvpx "$W/dec3.y4m" \
 			/usr/bin/vpxdec --rawvideo -o "$W/dec3.y4m" "$W/vp9.ivf"
 	else
-		sk "vpxdec" "no VP9 clip to decode"
+		t_skip "vpxdec" "no VP9 clip to decode"
 	fi ;;
 *)
-	no usage "tests/scan/vm-codecs.sh warm|run"
+	t_fail usage "tests/scan/vm-codecs.sh warm|run"
 esac
-[ "$fail" = 0 ]
+t_summary
