@@ -4,8 +4,8 @@
 # without xom, and the codec library really was execute-only while it ran
 # (the probe, tests/runtime/probe.c, counts at exit the pages of its code
 # that the kernel refuses to read).  libaom, libdav1d and libvpx run
-# through their commands; libx264, libswscale and libswresample through convert.c, which drives
-# their APIs.  Inputs are generated here: a 64x64 Y4M clip of three frames of
+# through their commands; libx264, libswscale and libswresample through
+# convert.c, which drives their APIs.  Inputs are generated here: a 64x64 Y4M clip of three frames of
 # random pixels, written once per run and shared by both runs.
 # Usage: tests/scan/vm-codecs.sh warm|run
 #   warm  builds the plans of the libraries (slow under TCG; its own part,
