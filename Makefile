@@ -58,6 +58,7 @@ include scan/scan.mk
 include loader/loader.mk
 include preload/preload.mk
 include audit/audit.mk
+include tests/runtime/runtime.mk
 include tests/scan/scan.mk
 include tests/dl/dl.mk
 include tests/fuzz/fuzz.mk

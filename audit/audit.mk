@@ -10,9 +10,3 @@ AUDIT_LDFLAGS := -Wl,--version-script=audit/audit.map
 $(B)/libxom-audit.so: $(RUNTIME_OBJ) $(AUDIT_OBJ) audit/audit.map
 	$(CC) -o $@ $(RUNTIME_OBJ) $(AUDIT_OBJ) $(XLDFLAGS) \
 		$(RUNTIME_LDFLAGS) $(AUDIT_LDFLAGS)
-
-# The audit module with little room of its own (loader/loader.mk says why).
-$(RT_BIN)/libxom-audit-small.so: $(RT_SMALL_OBJ) $(RT_SMALL_REST) $(AUDIT_OBJ) audit/audit.map
-	@mkdir -p $(@D)
-	$(CC) -o $@ $(RT_SMALL_OBJ) $(RT_SMALL_REST) $(AUDIT_OBJ) \
-		$(XLDFLAGS) $(RUNTIME_LDFLAGS) $(AUDIT_LDFLAGS)

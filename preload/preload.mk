@@ -15,18 +15,3 @@ PRELOAD_LDFLAGS := -Wl,--version-script=preload/preload.map \
 $(B)/libxom.so: $(RUNTIME_OBJ) $(PRELOAD_OBJ) preload/preload.map
 	$(CC) -o $@ $(RUNTIME_OBJ) $(PRELOAD_OBJ) $(XLDFLAGS) \
 		$(RUNTIME_LDFLAGS) $(PRELOAD_LDFLAGS)
-
-# The preload library with a plan buffer of 512 bytes: its small batches
-# outgrow it and map the index instead (loader/storeread.c).
-$(B)/loader/storeread-tiny.o: loader/storeread.c | $(B)/.deps-build
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(XCFLAGS) -DXOM_READ_BYTES=512 -c -o $@ $<
-$(RT_BIN)/libxom-tiny.so: $(RUNTIME_OBJ) $(B)/loader/storeread-tiny.o $(PRELOAD_OBJ) preload/preload.map
-	@mkdir -p $(@D)
-	$(CC) -o $@ $(filter-out $(B)/loader/storeread.o,$(RUNTIME_OBJ)) \
-		$(B)/loader/storeread-tiny.o $(PRELOAD_OBJ) $(XLDFLAGS) \
-		$(RUNTIME_LDFLAGS) $(PRELOAD_LDFLAGS)
-$(RT_BIN)/libxom-small.so: $(RT_SMALL_OBJ) $(RT_SMALL_REST) $(PRELOAD_OBJ) preload/preload.map
-	@mkdir -p $(@D)
-	$(CC) -o $@ $(RT_SMALL_OBJ) $(RT_SMALL_REST) $(PRELOAD_OBJ) \
-		$(XLDFLAGS) $(RUNTIME_LDFLAGS) $(PRELOAD_LDFLAGS)
