@@ -41,7 +41,7 @@ int cache_runtime_opts(struct xom_opts *o, char *buf, size_t cap);
 
 /* ---- cache_stats.c ------------------------------------------------------- */
 
-/* xom cache stats: a scan/xom_exit.h status. */
+/* xom cache stats: a common/xom_exit.h status. */
 int cache_stats(const struct cache_opts *c);
 
 /* ---- cache_files.c ------------------------------------------------------ */
@@ -54,7 +54,7 @@ struct cache_file {
 	dev_t dev;
 	ino_t ino;
 	struct xom_plan_key key;        /* what the runtime will look it up by */
-	int code;                       /* scan/xom_exit.h, once it was scanned */
+	int code;                       /* common/xom_exit.h, once it was scanned */
 	char *why;                      /* malloc'd, when code is not 0 */
 };
 
@@ -88,7 +88,7 @@ void files_free(struct cache_files *l);
  * NAME too), its dynamic linker, and every library the dynamic linker
  * would load with it, as the system's own dynamic linker lists them
  * (ld.so --list, which maps the objects but runs none of their code), and
- * records its start-up (l->preload).  Returns a scan/xom_exit.h status,
+ * records its start-up (l->preload).  Returns a common/xom_exit.h status,
  * after one line for each problem.
  */
 int files_add_prog(struct cache_files *l, const char *prog);
@@ -244,7 +244,7 @@ struct scan_result {
 /*
  * Scans the n files of todo (their code and why set on failure, each
  * failure said on one line), keeping the plans in o->store as they come
- * in.  Returns a scan/xom_exit.h status.
+ * in.  Returns a common/xom_exit.h status.
  */
 int scan_files(struct cache_file **todo, size_t n, const struct scan_opts *o,
                struct scan_result *r);

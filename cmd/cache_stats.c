@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/json.h"
 #include "../loader/options.h"
 #include "cache.h"
 #include "cmd.h"
@@ -110,12 +111,12 @@ static void report(const char *label, const char *dir, const char *state,
 	put_time(to, sizeof(to), t->newest);
 	if (json) {
 		printf("{\"store\": \"%s\", \"dir\": ", label);
-		put_json_str(dir ? dir : "");
+		json_put_str(dir ? dir : "");
 		printf(", \"state\": \"%s\", \"trusted\": %s", state,
 		       trusted ? "true" : "false");
 		if (why) {
 			printf(", \"why\": ");
-			put_json_str(why);
+			json_put_str(why);
 		}
 		printf(", \"plans\": %zu, \"plan_bytes\": %llu, \"sets\": %zu, \"set_bytes\": %llu, "
 		       "\"stale\": %zu, \"gone\": %zu, "

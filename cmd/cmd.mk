@@ -9,7 +9,7 @@ ALL += $(B)/xom $(B)/xom.1 $(B)/xom.conf.5
 # plan stores with the plan format's own checks.
 CMD_OBJ := $(addprefix $(B)/cmd/,xom.o run.o static.o prog.o check.o status.o \
 	status_system.o scan.o system.o) \
-	$(B)/loader/options.o
+	$(B)/loader/options.o $(COMMON_OBJ)
 # xom cache writes the stores with the tools' own store code; the scanning
 # is done by xom-plan, so xom links neither Capstone nor libelf.
 CACHE_OBJ := $(addprefix $(B)/cmd/,cache.o cache_stats.o cache_files.o cache_listings.o cache_store.o cache_scan.o \

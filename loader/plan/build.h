@@ -18,7 +18,7 @@ struct xom_built {
 	const char *path;               /* as asked for */
 	struct xom_plan_head *plan;     /* malloc'd, sealed; NULL on failure */
 	struct xom_syms_head *syms;     /* malloc'd, sealed; NULL if none */
-	int code;                       /* scan/xom_exit.h, when plan is NULL */
+	int code;                       /* common/xom_exit.h, when plan is NULL */
 	char why[256];
 };
 
