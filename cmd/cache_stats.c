@@ -4,7 +4,6 @@
  * stale (the file gone or changed), and with --list one line per plan.
  * Reads the stores only; never takes their locks.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -16,6 +15,7 @@
 
 #include "../common/json.h"
 #include "../loader/options.h"
+#include "../loader/plan/build.h"
 #include "cache.h"
 #include "cmd.h"
 
@@ -66,31 +66,21 @@ static int name_cmp(const void *a, const void *b)
 	return strcmp(a, b);
 }
 
-static void count_syms(const char *dir, struct tally *t)
+static void count_sym(const char *path, const char *name, void *arg)
 {
-	char path[PATH_MAX + 300];
-	struct dirent *d;
+	struct tally *t = arg;
 	struct stat st;
 
-	snprintf(path, sizeof(path), "%s/" XOM_STORE_SYMS, dir);
-	DIR *dp = opendir(path);
-	while (dp && (d = readdir(dp)) != NULL) {
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/" XOM_STORE_SYMS "/%s", dir, d->d_name);
-		if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
-			continue;
-		t->sym_files++;
-		t->sym_bytes += (uint64_t)st.st_size;
-		if (!t->oldest || st.st_mtime < t->oldest)
-			t->oldest = st.st_mtime;
-		if (st.st_mtime > t->newest)
-			t->newest = st.st_mtime;
-		if (!bsearch(d->d_name, t->keys, t->nkeys, XOM_KEY_NAME_MAX, name_cmp))
-			t->orphans++;
-	}
-	if (dp)
-		closedir(dp);
+	if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return;
+	t->sym_files++;
+	t->sym_bytes += (uint64_t)st.st_size;
+	if (!t->oldest || st.st_mtime < t->oldest)
+		t->oldest = st.st_mtime;
+	if (st.st_mtime > t->newest)
+		t->newest = st.st_mtime;
+	if (!bsearch(name, t->keys, t->nkeys, XOM_KEY_NAME_MAX, name_cmp))
+		t->orphans++;
 }
 
 static void put_time(char *buf, size_t cap, time_t t)
@@ -201,7 +191,7 @@ static int stats_one(const char *label, const char *dir, int system, int json,
 	store_each(&ix, count_plan, &t);
 	t.sets = store_sets(&ix, &t.set_bytes);
 	qsort(t.keys, t.nkeys, XOM_KEY_NAME_MAX, name_cmp);
-	count_syms(dir, &t);
+	xom_syms_walk(dir, count_sym, &t);
 	report(label, dir, "ok", trusted ? NULL : why, trusted, &t, json);
 	free(t.keys);
 	store_unmap(&ix);
