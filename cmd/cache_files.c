@@ -30,9 +30,7 @@
 
 #include "cache.h"
 #include "cmd.h"
-
-/* The kernel follows at most this many #! interpreters. */
-#define MAX_INTERP_DEPTH 4
+#include "exec.h"
 
 /* ---- the list ------------------------------------------------------------- */
 
@@ -317,17 +315,15 @@ static enum elf_kind elf_kind(int fd, uint64_t size, char *interp, size_t cap,
 		if (p->p_type == PT_LOAD && (p->p_flags & PF_X) && p->p_filesz
 		    && p->p_offset <= size && p->p_filesz <= size - p->p_offset)
 			code = 1;
-		if (p->p_type == PT_INTERP) {
+		if (p->p_type == PT_INTERP)
 			has_interp = 1;
-			if (interp && p->p_filesz >= 2 && p->p_filesz <= cap
-			    && read_at(fd, interp, p->p_filesz, p->p_offset) == 0)
-				interp[p->p_filesz - 1] = 0;
-		}
 		if (p->p_type == PT_DYNAMIC) {
 			has_dyn = 1;
 			dyn = *p;
 		}
 	}
+	if (interp && has_interp && exec_pt_interp(fd, &eh, interp, cap) != 1)
+		interp[0] = 0;
 	/* Debug files (objcopy --only-keep-debug) keep the program headers
 	 * of the file they came from, without its code. */
 	if (!code)
@@ -584,36 +580,6 @@ static int list_libraries(struct cache_files *l, const char *name,
 	return status;
 }
 
-/* Reads the #! line of the file at path: 1 with the interpreter and its
- * first argument (or ""), 0 when there is none, -1 when unreadable. */
-static int shebang(const char *path, char *interp, size_t icap, char *arg,
-                   size_t acap)
-{
-	char buf[257];
-	struct stat st;
-	/* O_NONBLOCK: a FIFO must not hang the open; only a file has a #!. */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return 0;
-	}
-	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-	close(fd);
-	if (n < 2 || buf[0] != '#' || buf[1] != '!')
-		return n < 0 ? -1 : 0;
-	buf[n] = 0;
-	char *s = buf + 2 + strspn(buf + 2, " \t");
-	size_t len = strcspn(s, " \t\n");
-	snprintf(interp, icap, "%.*s", (int)len, s);
-	s += len;
-	s += strspn(s, " \t");
-	snprintf(arg, acap, "%.*s", (int)strcspn(s, " \t\n"), s);
-	return interp[0] ? 1 : 0;
-}
-
 static int add_prog_at(struct cache_files *l, const char *name,
                        const char *path, int depth);
 
@@ -646,7 +612,8 @@ static int add_script(struct cache_files *l, const char *name,
 static int add_prog_at(struct cache_files *l, const char *name,
                        const char *path, int depth)
 {
-	char interp[PATH_MAX], arg[256];
+	char interp[PATH_MAX], arg[EXEC_HEAD];
+	struct exec_head h;
 	struct stat st;
 
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -661,11 +628,12 @@ static int add_prog_at(struct cache_files *l, const char *name,
 	int audit, program;
 	enum elf_kind kind = elf_kind(fd, (uint64_t)st.st_size, interp, sizeof(interp),
 	                              &audit, &program);
+	int script = kind == ELF_OTHER && exec_head(fd, &h, interp, arg) == EXEC_SCRIPT
+	             && interp[0];
 	close(fd);
+	if (script)
+		return add_script(l, name, interp, arg, depth);
 	if (kind == ELF_OTHER) {
-		int sb = shebang(path, interp, sizeof(interp), arg, sizeof(arg));
-		if (sb == 1)
-			return add_script(l, name, interp, arg, depth);
 		say("%s: not an x86-64 ELF program, library or #! script", name);
 		return XOM_EXIT_FAILED;
 	}
