@@ -23,7 +23,8 @@
 
 #include "../common/json.h"
 #include "cmd.h"
-#include "status.h"
+#include "smaps.h"
+#include "status_system.h"
 
 enum door { DOOR_NONE, DOOR_PRELOAD, DOOR_AUDIT, DOOR_OUTSIDE };
 static const char *const door_names[] = { "none", "preload", "audit", "outside" };
