@@ -6,6 +6,8 @@
  *   cache_stats.c  xom cache stats: what each store holds, what is stale
  *   cache_files.c  what to build: a program and what the dynamic linker
  *                  loads with it, or every ELF object of the system
+ *   cache_elf.c    what an ELF file is, and the folders its run paths
+ *                  name (cache_elf.h)
  *   cache_listings.c  the last build's listings, used again while what
  *                  they depend on is unchanged
  *   cache_store.c  the stores as the runtime reads them: which, whether
@@ -116,10 +118,6 @@ int files_add_secure(struct cache_files *l, size_t *seen);
 
 /* The dynamic linker that lists: the one that runs xom, the system's. */
 const char *files_ldso(void);
-/* The folders that obj's DT_RPATH and DT_RUNPATH name, ':'-separated, in
- * buf (empty when it names none); 0, or -1 when obj cannot be read or the
- * list does not fit. */
-int files_run_paths(const char *obj, char *buf, size_t cap);
 
 /* The folders that files_add_system walks, NULL-terminated. */
 extern const char *const files_system_dirs[];
