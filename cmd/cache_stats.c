@@ -16,7 +16,8 @@
 #include "../common/json.h"
 #include "../loader/options.h"
 #include "../loader/plan/build.h"
-#include "cache.h"
+#include "cache_stats.h"
+#include "cache_store.h"
 #include "cmd.h"
 
 struct tally {
@@ -198,23 +199,23 @@ static int stats_one(const char *label, const char *dir, int system, int json,
 	return status;
 }
 
-int cache_stats(const struct cache_opts *c)
+int cache_stats(const char *store, int json, int list)
 {
 	struct xom_opts o;
 	struct xom_dirs d;
 	char buf[4096], dir[PATH_MAX];
 	int status = XOM_EXIT_OK;
 
-	if (c->store)
-		return stats_one("system", c->store, 1, c->json, c->list);
+	if (store)
+		return stats_one("system", store, 1, json, list);
 	if (cache_runtime_opts(&o, buf, sizeof(buf)) != 0)
 		return XOM_EXIT_USAGE;
 	xom_store_dirs(&o, 0, (unsigned)geteuid(), lstat, &d);
 	for (int i = 0; i < XOM_NSTORES; i++) {
 		const char *p = xom_dir_path(&d, i, dir, sizeof(dir));
 		status = xom_exit_worst(status, stats_one(cache_store_label[i], p,
-		                                          i == XOM_STORE_SYSTEM, c->json,
-		                                          c->list));
+		                                          i == XOM_STORE_SYSTEM, json,
+		                                          list));
 	}
 	return status;
 }
