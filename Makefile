@@ -54,6 +54,7 @@ $(B)/%.o: %.c | $(B)/.deps-build
 ALL :=
 CHECKS :=
 QUICK :=
+include common/common.mk
 include scan/scan.mk
 include loader/loader.mk
 include preload/preload.mk

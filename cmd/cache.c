@@ -24,6 +24,7 @@
 #include "../loader/options.h"
 #include "../loader/plan/build.h"
 #include "cache.h"
+#include "cache_stats.h"
 #include "cmd.h"
 
 const char cache_usage[] =
@@ -81,21 +82,6 @@ const char cache_usage[] =
 	"2 a file or store could not be read or written, or the system store\n"
 	"without root; 64 usage; killed by a signal (130 for Ctrl-C) after\n"
 	"keeping the plans already made.\n";
-
-const char *const cache_store_label[XOM_NSTORES] = { "system", "user", "fallback" };
-
-int cache_runtime_opts(struct xom_opts *o, char *buf, size_t cap)
-{
-	char err[512];
-	int require;
-
-	if (xom_options_parse(getenv("XOM_OPTIONS"), o, buf, cap, &require, err,
-	                      sizeof(err)) != 0) {
-		say("XOM_OPTIONS: %s", err);
-		return -1;
-	}
-	return 0;
-}
 
 /* ---- build ------------------------------------------------------------------ */
 
@@ -569,7 +555,7 @@ int cmd_cache(int argc, char **argv)
 			return usage_error("stats takes only --json, --list and --store");
 		if (c.json && c.list)
 			return usage_error("--json or --list, not both");
-		return cache_stats(&c);
+		return cache_stats(c.store, c.json, c.list);
 	}
 	if (c.json || c.list || c.jobs || c.dry_run)
 		return usage_error("prune takes only --system, --store and --quiet");

@@ -4,12 +4,16 @@
  *
  *   cache.c        the subcommand: options, which store; build and prune
  *   cache_stats.c  xom cache stats: what each store holds, what is stale
+ *                  (cache_stats.h)
  *   cache_files.c  what to build: a program and what the dynamic linker
  *                  loads with it, or every ELF object of the system
+ *   cache_elf.c    what an ELF file is, and the folders its run paths
+ *                  name (cache_elf.h)
  *   cache_listings.c  the last build's listings, used again while what
  *                  they depend on is unchanged
  *   cache_store.c  the stores as the runtime reads them: which, whether
  *                  trusted, a file's key, what is current or stale
+ *                  (cache_store.h, which this header includes)
  *   cache_scan.c   the scanning: xom-plan helpers on every core, the
  *                  progress line, the plans merged into the store
  */
@@ -22,6 +26,7 @@
 
 #include "../loader/options.h"
 #include "../loader/plan/xom_plan.h"
+#include "cache_store.h"
 
 /* ---- cache.c ------------------------------------------------------------- */
 
@@ -29,20 +34,6 @@ struct cache_opts {
 	int system, quiet, json, list, dry_run, jobs;
 	const char *store;
 };
-
-/* The stores' names in reports, in xom_store_dirs' order. */
-extern const char *const cache_store_label[];
-
-/* The options the runtime would run a program with here: XOM_OPTIONS over
- * the defaults (/etc/xom.conf is per program, and no program is named).
- * 0, or -1 after one line. */
-struct xom_opts;
-int cache_runtime_opts(struct xom_opts *o, char *buf, size_t cap);
-
-/* ---- cache_stats.c ------------------------------------------------------- */
-
-/* xom cache stats: a scan/xom_exit.h status. */
-int cache_stats(const struct cache_opts *c);
 
 /* ---- cache_files.c ------------------------------------------------------ */
 
@@ -54,7 +45,7 @@ struct cache_file {
 	dev_t dev;
 	ino_t ino;
 	struct xom_plan_key key;        /* what the runtime will look it up by */
-	int code;                       /* scan/xom_exit.h, once it was scanned */
+	int code;                       /* common/xom_exit.h, once it was scanned */
 	char *why;                      /* malloc'd, when code is not 0 */
 };
 
@@ -88,7 +79,7 @@ void files_free(struct cache_files *l);
  * NAME too), its dynamic linker, and every library the dynamic linker
  * would load with it, as the system's own dynamic linker lists them
  * (ld.so --list, which maps the objects but runs none of their code), and
- * records its start-up (l->preload).  Returns a scan/xom_exit.h status,
+ * records its start-up (l->preload).  Returns a common/xom_exit.h status,
  * after one line for each problem.
  */
 int files_add_prog(struct cache_files *l, const char *prog);
@@ -116,10 +107,6 @@ int files_add_secure(struct cache_files *l, size_t *seen);
 
 /* The dynamic linker that lists: the one that runs xom, the system's. */
 const char *files_ldso(void);
-/* The folders that obj's DT_RPATH and DT_RUNPATH name, ':'-separated, in
- * buf (empty when it names none); 0, or -1 when obj cannot be read or the
- * list does not fit. */
-int files_run_paths(const char *obj, char *buf, size_t cap);
 
 /* The folders that files_add_system walks, NULL-terminated. */
 extern const char *const files_system_dirs[];
@@ -157,72 +144,6 @@ int listings_save(struct cache_listings *m, const char *dir, int all);
 
 void listings_free(struct cache_listings *m);
 
-/* ---- cache_store.c ------------------------------------------------------ */
-
-/* A store's index, mapped read-only; map is NULL when there is none. */
-struct store_index {
-	const void *map;
-	size_t len;
-	const char *why;                /* why there is none */
-};
-
-/* Maps dir's index for reading: 0, or -1 with why set (STORE_NO_INDEX
- * when there is none). */
-#define STORE_NO_INDEX "no plans yet"
-int store_map(const char *dir, struct store_index *ix);
-void store_unmap(struct store_index *ix);
-
-/* A plan of k in ix, of any shape, or NULL: for what only shows a plan. */
-const struct xom_plan_head *store_find(const struct store_index *ix,
-                                       const struct xom_plan_key *k);
-/* The plan of k in ix that fits the file at path (plan_fits), or NULL. */
-const struct xom_plan_head *store_find_file(const struct store_index *ix,
-                                            const struct xom_plan_key *k,
-                                            const char *path);
-
-/* Calls fn for each plan of ix that is whole. */
-void store_each(const struct store_index *ix,
-                void (*fn)(const struct xom_plan_head *p, void *arg), void *arg);
-/* How many sets of plans (xom_plan.h) ix holds, and their bytes. */
-size_t store_sets(const struct store_index *ix, uint64_t *bytes);
-
-/*
- * Whether the runtime reads the store in dir: for the system store, dir
- * and every folder above it are root's and writable by nobody else, and
- * so is its index; for a user's store the index is the user's and
- * writable by nobody else.  0, or -1 with the reason in why.
- */
-int store_trusted(const char *dir, int system, char *why, size_t cap);
-/* The folders alone of that rule, for a system store not built yet. */
-int store_dirs_trusted(const char *dir, char *why, size_t cap);
-
-/* Every store this user would read, mapped in the runtime's order (under
- * XOM_OPTIONS, or the defaults where they are invalid); a store that is
- * missing or not trusted stays unmapped.  For the readers of plans (xom
- * status, xom profile show). */
-struct stores {
-	struct store_index ix[XOM_NSTORES];
-};
-void stores_open(struct stores *st);
-void stores_close(struct stores *st);
-
-/* The key that the runtime looks the file at path up by: its build-id,
- * else its identity.  0, or -1 (errno set).  Only for a path that this
- * user chose: an open can hang or act on a FIFO or a device. */
-int file_key(const char *path, struct xom_plan_key *k);
-/* The same for a file open for reading. */
-int fd_key(int fd, struct xom_plan_key *k);
-
-/* The shape of the file at path (xom_plan.h: xom_file_shape); 0, or -1. */
-int file_shape(const char *path, uint64_t *shape);
-
-/* Whether a plan's file is still the one it was made from (plan_state),
- * or whether the file at path is one it fits (plan_fits): the very file
- * it was made from, or one with its key, shape and code. */
-enum { PLAN_CURRENT, PLAN_GONE, PLAN_CHANGED, PLAN_UNCHECKED };
-int plan_state(const struct xom_plan_head *p);
-int plan_fits(const struct xom_plan_head *p, const char *path);
-
 /* ---- cache_scan.c ------------------------------------------------------- */
 
 struct scan_opts {
@@ -244,7 +165,7 @@ struct scan_result {
 /*
  * Scans the n files of todo (their code and why set on failure, each
  * failure said on one line), keeping the plans in o->store as they come
- * in.  Returns a scan/xom_exit.h status.
+ * in.  Returns a common/xom_exit.h status.
  */
 int scan_files(struct cache_file **todo, size_t n, const struct scan_opts *o,
                struct scan_result *r);

@@ -34,6 +34,7 @@
 
 #include "../loader/plan/build.h"
 #include "cache.h"
+#include "cache_elf.h"
 
 #define LISTINGS_MAGIC "xom-listings 1"
 
@@ -144,7 +145,7 @@ static int put_dep(struct buf *b, const char *path)
 static int put_search(struct buf *b, const char *obj)
 {
 	char s[8192], dir[PATH_MAX];
-	int rc = files_run_paths(obj, s, sizeof(s));
+	int rc = elf_run_paths(obj, s, sizeof(s));
 	const char *slash = strrchr(obj, '/');
 
 	for (char *save = NULL, *t = rc ? NULL : strtok_r(s, ":", &save); t && rc == 0;

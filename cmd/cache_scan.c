@@ -11,7 +11,6 @@
  * On a terminal, one line shows the progress: files and megabytes done and
  * an estimate of the time left, from the bytes done so far.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -213,22 +212,18 @@ static int keep(struct cache_file *f, struct xom_plan_head *plan,
 
 /* ---- the helpers ------------------------------------------------------------ */
 
+static void unlink_sym(const char *path, const char *name, void *arg)
+{
+	(void)name, (void)arg;
+	unlink(path);
+}
+
 /* Deletes a helper's temporary store. */
 static void remove_store(const char *dir)
 {
 	char path[4500];
-	struct dirent *d;
 
-	snprintf(path, sizeof(path), "%s/" XOM_STORE_SYMS, dir);
-	DIR *dp = opendir(path);
-	while (dp && (d = readdir(dp)) != NULL) {
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/" XOM_STORE_SYMS "/%s", dir, d->d_name);
-		unlink(path);
-	}
-	if (dp)
-		closedir(dp);
+	xom_syms_walk(dir, unlink_sym, NULL);
 	snprintf(path, sizeof(path), "%s/" XOM_STORE_SYMS, dir);
 	rmdir(path);
 	snprintf(path, sizeof(path), "%s/" XOM_STORE_INDEX, dir);

@@ -4,7 +4,6 @@
  * stale (the file gone or changed), and with --list one line per plan.
  * Reads the stores only; never takes their locks.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -14,8 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/json.h"
 #include "../loader/options.h"
-#include "cache.h"
+#include "../loader/plan/build.h"
+#include "cache_stats.h"
+#include "cache_store.h"
 #include "cmd.h"
 
 struct tally {
@@ -65,31 +67,21 @@ static int name_cmp(const void *a, const void *b)
 	return strcmp(a, b);
 }
 
-static void count_syms(const char *dir, struct tally *t)
+static void count_sym(const char *path, const char *name, void *arg)
 {
-	char path[PATH_MAX + 300];
-	struct dirent *d;
+	struct tally *t = arg;
 	struct stat st;
 
-	snprintf(path, sizeof(path), "%s/" XOM_STORE_SYMS, dir);
-	DIR *dp = opendir(path);
-	while (dp && (d = readdir(dp)) != NULL) {
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/" XOM_STORE_SYMS "/%s", dir, d->d_name);
-		if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
-			continue;
-		t->sym_files++;
-		t->sym_bytes += (uint64_t)st.st_size;
-		if (!t->oldest || st.st_mtime < t->oldest)
-			t->oldest = st.st_mtime;
-		if (st.st_mtime > t->newest)
-			t->newest = st.st_mtime;
-		if (!bsearch(d->d_name, t->keys, t->nkeys, XOM_KEY_NAME_MAX, name_cmp))
-			t->orphans++;
-	}
-	if (dp)
-		closedir(dp);
+	if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return;
+	t->sym_files++;
+	t->sym_bytes += (uint64_t)st.st_size;
+	if (!t->oldest || st.st_mtime < t->oldest)
+		t->oldest = st.st_mtime;
+	if (st.st_mtime > t->newest)
+		t->newest = st.st_mtime;
+	if (!bsearch(name, t->keys, t->nkeys, XOM_KEY_NAME_MAX, name_cmp))
+		t->orphans++;
 }
 
 static void put_time(char *buf, size_t cap, time_t t)
@@ -110,12 +102,12 @@ static void report(const char *label, const char *dir, const char *state,
 	put_time(to, sizeof(to), t->newest);
 	if (json) {
 		printf("{\"store\": \"%s\", \"dir\": ", label);
-		put_json_str(dir ? dir : "");
+		json_put_str(dir ? dir : "");
 		printf(", \"state\": \"%s\", \"trusted\": %s", state,
 		       trusted ? "true" : "false");
 		if (why) {
 			printf(", \"why\": ");
-			put_json_str(why);
+			json_put_str(why);
 		}
 		printf(", \"plans\": %zu, \"plan_bytes\": %llu, \"sets\": %zu, \"set_bytes\": %llu, "
 		       "\"stale\": %zu, \"gone\": %zu, "
@@ -200,30 +192,30 @@ static int stats_one(const char *label, const char *dir, int system, int json,
 	store_each(&ix, count_plan, &t);
 	t.sets = store_sets(&ix, &t.set_bytes);
 	qsort(t.keys, t.nkeys, XOM_KEY_NAME_MAX, name_cmp);
-	count_syms(dir, &t);
+	xom_syms_walk(dir, count_sym, &t);
 	report(label, dir, "ok", trusted ? NULL : why, trusted, &t, json);
 	free(t.keys);
 	store_unmap(&ix);
 	return status;
 }
 
-int cache_stats(const struct cache_opts *c)
+int cache_stats(const char *store, int json, int list)
 {
 	struct xom_opts o;
 	struct xom_dirs d;
 	char buf[4096], dir[PATH_MAX];
 	int status = XOM_EXIT_OK;
 
-	if (c->store)
-		return stats_one("system", c->store, 1, c->json, c->list);
+	if (store)
+		return stats_one("system", store, 1, json, list);
 	if (cache_runtime_opts(&o, buf, sizeof(buf)) != 0)
 		return XOM_EXIT_USAGE;
 	xom_store_dirs(&o, 0, (unsigned)geteuid(), lstat, &d);
 	for (int i = 0; i < XOM_NSTORES; i++) {
 		const char *p = xom_dir_path(&d, i, dir, sizeof(dir));
 		status = xom_exit_worst(status, stats_one(cache_store_label[i], p,
-		                                          i == XOM_STORE_SYSTEM, c->json,
-		                                          c->list));
+		                                          i == XOM_STORE_SYSTEM, json,
+		                                          list));
 	}
 	return status;
 }

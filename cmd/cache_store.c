@@ -16,7 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cache.h"
+#include "cache_store.h"
+#include "cmd.h"
 
 int store_map(const char *dir, struct store_index *ix)
 {
@@ -332,4 +333,19 @@ void stores_close(struct stores *st)
 {
 	for (int i = 0; i < XOM_NSTORES; i++)
 		store_unmap(&st->ix[i]);
+}
+
+const char *const cache_store_label[XOM_NSTORES] = { "system", "user", "fallback" };
+
+int cache_runtime_opts(struct xom_opts *o, char *buf, size_t cap)
+{
+	char err[512];
+	int require;
+
+	if (xom_options_parse(getenv("XOM_OPTIONS"), o, buf, cap, &require, err,
+	                      sizeof(err)) != 0) {
+		say("XOM_OPTIONS: %s", err);
+		return -1;
+	}
+	return 0;
 }

@@ -10,7 +10,7 @@
 #include <limits.h>
 #include <stddef.h>
 
-#include "../scan/xom_exit.h"
+#include "../common/xom_exit.h"
 
 /* One subcommand.  usage's first line is "usage: xom NAME ..."; xom --help
  * lists that line's tail and the summary, xom NAME --help prints usage. */
@@ -51,9 +51,6 @@ const char *self_dir(void);
 
 /* Finds one of xom's own files there; 1 and its clean path in out, or 0. */
 int find_own(const char *name, char *out, size_t len);
-
-/* s as a JSON string, quotes included, on stdout. */
-void put_json_str(const char *s);
 
 /* Whether the file at path (st: its stat) and every folder above it are
  * root's and writable by nobody else: what only root can change, and so

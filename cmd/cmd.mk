@@ -7,12 +7,12 @@ ALL += $(B)/xom $(B)/xom.1 $(B)/xom.conf.5
 
 # The command reads XOM_OPTIONS with the runtime's own parser, and the
 # plan stores with the plan format's own checks.
-CMD_OBJ := $(addprefix $(B)/cmd/,xom.o run.o static.o prog.o check.o status.o \
-	status_system.o scan.o system.o) \
-	$(OPTIONS_OBJ)
+CMD_OBJ := $(addprefix $(B)/cmd/,xom.o run.o static.o prog.o exec.o check.o status.o \
+	status_system.o smaps.o scan.o system.o) \
+	$(OPTIONS_OBJ) $(COMMON_OBJ)
 # xom cache writes the stores with the tools' own store code; the scanning
 # is done by xom-plan, so xom links neither Capstone nor libelf.
-CACHE_OBJ := $(addprefix $(B)/cmd/,cache.o cache_stats.o cache_files.o cache_listings.o cache_store.o cache_scan.o \
+CACHE_OBJ := $(addprefix $(B)/cmd/,cache.o cache_stats.o cache_files.o cache_elf.o cache_listings.o cache_store.o cache_scan.o \
 	learn.o profile.o profile_file.o) \
 	$(B)/loader/plan/store.o $(PLAN_FORMAT_OBJ)
 $(B)/xom: $(CMD_OBJ) $(CACHE_OBJ)
@@ -252,11 +252,12 @@ $(CACHE_TEST)/auditprog: tests/cmd/cacheprog.c $(CACHE_TEST)/lib/libcachedep.so 
 		-Wl,-rpath,'$$ORIGIN/lib' -Wl,--audit=$(abspath $(CACHE_TEST))/libcacheaudit.so
 
 # xom status's counting rule, on made-up smaps text (it includes
-# cmd/status.c).
+# cmd/status.c, and links the rule, cmd/smaps.c).
 $(B)/tests/cmd/status_count: tests/cmd/status_count.c cmd/status.c cmd/cmd.h \
-		$(B)/cmd/cache_store.o $(OPTIONS_OBJ) $(PLAN_FORMAT_OBJ) | $(B)/.deps-build
+		$(B)/cmd/smaps.o $(B)/cmd/cache_store.o $(OPTIONS_OBJ) \
+		$(PLAN_FORMAT_OBJ) | $(B)/.deps-build
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -o $@ $< \
+	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -o $@ $< $(B)/cmd/smaps.o \
 		$(B)/cmd/cache_store.o $(OPTIONS_OBJ) $(PLAN_FORMAT_OBJ)
 
 .PHONY: check-cmd cmd-tests

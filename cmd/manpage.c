@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "../loader/options.h"
-#include "../scan/xom_exit.h"
+#include "../common/xom_exit.h"
 
 #define MARKER ".\\\" @XOM_OPTIONS_KEYS@"
 

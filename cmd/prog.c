@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "exec.h"
 
 /* What the check found; every verdict but RUNS comes with a reason. */
 enum verdict {
@@ -30,9 +31,6 @@ enum verdict {
 	REFUSED,        /* it runs, but out of the runtime's reach */
 	NO_MAGIC,       /* neither ELF nor #!: vet_plain decides */
 };
-
-/* The kernel follows at most this many #! interpreters. */
-#define MAX_INTERP_DEPTH 4
 
 /* Where a shell puts a script that exec cannot run. */
 #define SHELL "/bin/sh"
@@ -60,15 +58,13 @@ static const char *errno_text(int e)
 }
 
 /* A #! line: the kernel runs its interpreter, so that is what is checked. */
-static enum verdict vet_script(const char *line, int depth, struct prog *p,
+static enum verdict vet_script(const char *interp, int depth, struct prog *p,
                                char *why, size_t len)
 {
-	char sub[PATH_MAX + 256], interp[256];
+	char sub[PATH_MAX + 256];
 
 	if (depth >= MAX_INTERP_DEPTH)
 		return because(why, len, BROKEN, "too many levels of #! interpreters");
-	line += 2 + strspn(line + 2, " \t");
-	snprintf(interp, sizeof interp, "%.*s", (int)strcspn(line, " \t\n"), line);
 	/* An empty #! line makes execve fail with ENOEXEC, and a shell runs
 	 * the file with /bin/sh then. */
 	if (!*interp)
@@ -77,29 +73,6 @@ static enum verdict vet_script(const char *line, int depth, struct prog *p,
 	if (v != RUNS)
 		because(why, len, v, "its interpreter %s: %s", interp, sub);
 	return v;
-}
-
-/* Finds PT_INTERP; 1 with its path in out, 0 when there is none, -1 when
- * the program headers are malformed. */
-static int elf_interp(int fd, const Elf64_Ehdr *eh, char *out, size_t len)
-{
-	for (unsigned i = 0; i < eh->e_phnum; i++) {
-		Elf64_Phdr ph;
-		uint64_t off;
-		if (__builtin_mul_overflow((uint64_t)i, sizeof ph, &off)
-		    || __builtin_add_overflow(off, eh->e_phoff, &off)
-		    || off > (uint64_t)INT64_MAX
-		    || pread(fd, &ph, sizeof ph, (off_t)off) != (ssize_t)sizeof ph)
-			return -1;
-		if (ph.p_type != PT_INTERP)
-			continue;
-		if (ph.p_filesz < 2 || ph.p_filesz > len || ph.p_offset > (uint64_t)INT64_MAX
-		    || pread(fd, out, ph.p_filesz, (off_t)ph.p_offset) != (ssize_t)ph.p_filesz
-		    || out[ph.p_filesz - 1] != 0)
-			return -1;
-		return 1;
-	}
-	return 0;
 }
 
 /* An ELF file: x86-64, and dynamically linked, so that a dynamic linker
@@ -119,7 +92,7 @@ static enum verdict vet_elf(int fd, const unsigned char *buf, ssize_t n,
 	if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0
 	    || eh.e_phnum > 4096)
 		return because(why, len, BROKEN, "its ELF program headers are malformed");
-	switch (elf_interp(fd, &eh, interp, sizeof interp)) {
+	switch (exec_pt_interp(fd, &eh, interp, sizeof interp)) {
 	case -1:
 		return because(why, len, BROKEN, "its ELF program headers are malformed");
 	case 0:
@@ -196,7 +169,8 @@ static enum verdict vet_plain(const unsigned char *buf, ssize_t n, int depth,
 static enum verdict vet_file(const char *path, int depth, struct prog *p,
                              char *why, size_t len)
 {
-	unsigned char buf[256 + 1];
+	char interp[EXEC_HEAD], arg[EXEC_HEAD];
+	struct exec_head h;
 	enum verdict v;
 
 	if ((v = vet_mode(path, why, len)) != RUNS)
@@ -205,20 +179,19 @@ static enum verdict vet_file(const char *path, int depth, struct prog *p,
 	/* An execute-only file cannot be looked into; let exec decide. */
 	if (fd < 0)
 		return RUNS;
-	/* The kernel reads a #! line from the first 256 bytes too. */
-	ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
-	if (n < 0)
-		n = 0;
-	buf[n] = 0;
-	if (n >= 2 && buf[0] == '#' && buf[1] == '!')
-		v = vet_script((const char *)buf, depth, p, why, len);
-	else if (n >= SELFMAG && !memcmp(buf, ELFMAG, SELFMAG))
-		v = vet_elf(fd, buf, n, p, why, len);
-	else
+	switch (exec_head(fd, &h, interp, arg)) {
+	case EXEC_SCRIPT:
+		v = vet_script(interp, depth, p, why, len);
+		break;
+	case EXEC_ELF:
+		v = vet_elf(fd, h.buf, h.n, p, why, len);
+		break;
+	default:
 		v = NO_MAGIC;
+	}
 	close(fd);
 	if (v == NO_MAGIC)
-		v = vet_plain(buf, n, depth, p, why, len);
+		v = vet_plain(h.buf, h.n, depth, p, why, len);
 	return v;
 }
 

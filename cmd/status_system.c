@@ -21,8 +21,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/json.h"
 #include "cmd.h"
-#include "status.h"
+#include "smaps.h"
+#include "status_system.h"
 
 enum door { DOOR_NONE, DOOR_PRELOAD, DOOR_AUDIT, DOOR_OUTSIDE };
 static const char *const door_names[] = { "none", "preload", "audit", "outside" };
@@ -120,9 +122,9 @@ static void print_row(const struct proc_row *r, int json)
 		return;
 	}
 	printf("{\"pid\": %d, \"comm\": ", r->pid);
-	put_json_str(r->comm);
+	json_put_str(r->comm);
 	fputs(", \"exe\": ", stdout);
-	put_json_str(r->exe);
+	json_put_str(r->exe);
 	printf(", \"protected_by\": \"%s\", \"static\": %s, \"xom_pages\": %lu, \"readable_pages\": %lu}\n",
 	       door_names[r->door], r->dynamic ? "false" : "true", r->xo, r->readable);
 }

@@ -4,7 +4,7 @@
  * the helpers that the subcommands share (cmd.h).
  *
  * This is an ordinary program, not code that runs inside a host process, so
- * it uses stdio freely.  Exit codes: scan/xom_exit.h, and cmd/run.c's own
+ * it uses stdio freely.  Exit codes: common/xom_exit.h, and cmd/run.c's own
  * for xom run.
  */
 #include <limits.h>
@@ -256,19 +256,4 @@ int main(int argc, char **argv)
 	 * getopt read the new option string's '+' too. */
 	optind = 0;
 	return current->run(argc, argv);
-}
-
-void put_json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
 }

@@ -16,5 +16,5 @@ $(B)/libxom-scan.so: $(SCAN_OBJ) scan/exports.map
 	$(CC) -shared -o $@ $(SCAN_OBJ) $(XLDFLAGS) -Wl,--no-undefined \
 		-Wl,--version-script=scan/exports.map -Wl,-z,now,-z,relro $(SCAN_LIBS)
 
-$(B)/xom-scan: $(B)/scan/xom-scan.o $(B)/libxom-scan.a
+$(B)/xom-scan: $(B)/scan/xom-scan.o $(COMMON_OBJ) $(B)/libxom-scan.a
 	$(CC) -o $@ $^ $(XLDFLAGS) $(SCAN_LIBS)

@@ -4,7 +4,7 @@
  * byte sequences that could switch protection keys off.
  *
  * It uses the scanner only through the exported functions of xom_scan.h.
- * Exit status: the codes of xom_exit.h, as the usage text below states them.
+ * Exit status: the codes of common/xom_exit.h, as the usage text below states them.
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xom_exit.h"
+#include "../common/json.h"
+#include "../common/xom_exit.h"
 #include "xom_scan.h"
 
 enum fmt { FMT_TEXT, FMT_JSON, FMT_MAP };
@@ -124,25 +125,10 @@ static void print_map(const char *file, const struct xom_map *m)
 		putchar('\n');
 }
 
-static void json_string(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
 static void print_json(const char *file, const struct xom_map *m)
 {
 	printf("{\"file\": ");
-	json_string(file);
+	json_put_str(file);
 	printf(", \"exec_pages\": %zu, \"xom_pages\": %zu, \"readable_bytes\": %" PRIu64
 	       ", \"ret_gadgets\": %" PRIu64 ", \"section_level\": {\"readable_bytes\": %"
 	       PRIu64 ", \"ret_gadgets\": %" PRIu64 "}, \"readable\": [",

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../scan/xom_exit.h"
+#include "../../common/xom_exit.h"
 #include "../../scan/xom_scan.h"
 #include "build.h"
 

@@ -18,7 +18,7 @@ struct xom_built {
 	const char *path;               /* as asked for */
 	struct xom_plan_head *plan;     /* malloc'd, sealed; NULL on failure */
 	struct xom_syms_head *syms;     /* malloc'd, sealed; NULL if none */
-	int code;                       /* scan/xom_exit.h, when plan is NULL */
+	int code;                       /* common/xom_exit.h, when plan is NULL */
 	char why[256];
 };
 
@@ -80,6 +80,18 @@ int xom_store_add(const char *dir, int shared, const struct xom_built *b,
 int xom_store_merge(const void *old, size_t old_len, const struct xom_built *b,
                     size_t n, const struct xom_set_keys *sets, size_t nsets,
                     void **out, size_t *len, char *why, size_t cap);
+
+/*
+ * Calls each(path, name, arg) for every entry of the symbol folder of the
+ * store in dir whose name does not start with '.': the symbol files, and
+ * the temporary files of writers that died.  path is dir/syms/name.  The
+ * one walk of that folder, for xom_store_prune, xom cache stats and the
+ * removal of a helper's temporary store.  Returns -1 when the folder
+ * cannot be read (none yet), else 0.
+ */
+int xom_syms_walk(const char *dir,
+                  void (*each)(const char *path, const char *name, void *arg),
+                  void *arg);
 
 /* What xom_store_prune did. */
 struct xom_prune {

@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -570,34 +571,63 @@ static int is_tmp(const char *name)
 	return n > 4 && !strcmp(name + n - 4, ".tmp");
 }
 
+int xom_syms_walk(const char *dir,
+                  void (*each)(const char *path, const char *name, void *arg),
+                  void *arg)
+{
+	char path[PATH_MAX + 400];
+	struct dirent *d;
+
+	snprintf(path, sizeof(path), "%s/" XOM_STORE_SYMS, dir);
+	DIR *dp = opendir(path);
+	if (!dp)
+		return -1;
+	while ((d = readdir(dp)) != NULL) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/" XOM_STORE_SYMS "/%s", dir, d->d_name);
+		each(path, d->d_name, arg);
+	}
+	closedir(dp);
+	return 0;
+}
+
+/* What drop_orphan needs: the sorted names of the symbol files that the
+ * kept plans name, and the tally. */
+struct orphans {
+	char (*names)[XOM_KEY_NAME_MAX];
+	size_t n;
+	struct xom_prune *r;
+};
+
+static void drop_orphan(const char *path, const char *name, void *arg)
+{
+	struct orphans *o = arg;
+	struct stat st;
+
+	if (!is_tmp(name) && strlen(name) < XOM_KEY_NAME_MAX
+	    && bsearch(name, o->names, o->n, sizeof(*o->names), name_cmp))
+		return;
+	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && unlink(path) == 0) {
+		o->r->syms_removed++;
+		o->r->bytes += (uint64_t)st.st_size;
+	}
+}
+
 /* Deletes in dir/syms what no kept plan names, and any writer's leftover
  * temporary file (writers hold the lock, so none is being written). */
 static void drop_orphans(const char *dir, char (*names)[XOM_KEY_NAME_MAX],
                          size_t n, struct xom_prune *r)
 {
-	char sub[4200], path[4500];
-	struct stat st;
+	struct orphans o = { names, n, r };
+	char path[4500];
 	struct dirent *d;
 
-	snprintf(sub, sizeof(sub), "%s/" XOM_STORE_SYMS, dir);
-	DIR *dp = opendir(sub);
-	if (!dp)
+	if (xom_syms_walk(dir, drop_orphan, &o) != 0)
 		return;
-	while ((d = readdir(dp)) != NULL) {
-		if (d->d_name[0] == '.')
-			continue;
-		if (!is_tmp(d->d_name) && strlen(d->d_name) < XOM_KEY_NAME_MAX
-		    && bsearch(d->d_name, names, n, sizeof(*names), name_cmp))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", sub, d->d_name);
-		if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && unlink(path) == 0) {
-			r->syms_removed++;
-			r->bytes += (uint64_t)st.st_size;
-		}
-	}
-	closedir(dp);
 	/* The index's own leftovers: plans.PID.tmp. */
-	if ((dp = opendir(dir)) == NULL)
+	DIR *dp = opendir(dir);
+	if (dp == NULL)
 		return;
 	while ((d = readdir(dp)) != NULL)
 		if (!strncmp(d->d_name, XOM_STORE_INDEX ".", sizeof(XOM_STORE_INDEX))

@@ -20,7 +20,7 @@
  * LD_PRELOAD nor /etc/ld.so.preload can load xom into it, and no
  * environment can make it spawn a helper of its own.
  *
- * Exit status (scan/xom_exit.h): 0 every file has a plan, 1 some file could
+ * Exit status (common/xom_exit.h): 0 every file has a plan, 1 some file could
  * not be analysed, 2 the output or the store could not be written, 64 usage.
  * Messages are one line each on stderr, prefixed "xom: "; --quiet (the
  * runtime's notice=done and notice=off) keeps the one about where plans
@@ -39,7 +39,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../scan/xom_exit.h"
+#include "../../common/xom_exit.h"
 #include "build.h"
 
 static int write_noplan(const struct xom_built *b)

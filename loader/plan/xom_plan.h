@@ -209,7 +209,7 @@ struct xom_noplan_head {
 	char magic[8];
 	uint32_t format, scan_version;
 	uint32_t total;
-	uint32_t code;                  /* scan/xom_exit.h: 1 unanalysable, 2 environment */
+	uint32_t code;                  /* common/xom_exit.h: 1 unanalysable, 2 environment */
 };
 
 /* ---- the store index --------------------------------------------------- */

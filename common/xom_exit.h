@@ -15,7 +15,7 @@
 #ifndef XOM_EXIT_H
 #define XOM_EXIT_H
 
-#include "xom_scan.h"
+#include "../scan/xom_scan.h"
 
 enum {
 	XOM_EXIT_OK = 0,

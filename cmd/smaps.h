@@ -1,9 +1,9 @@
 /*
- * status.h - what xom status's two reports share (status.c reads one
- * process's smaps; status_system.c walks every process).  Internal to cmd/.
+ * smaps.h - the code pages of each object a process maps, counted from its
+ * smaps file (cmd/smaps.c).  Internal to cmd/.
  */
-#ifndef XOM_CMD_STATUS_H
-#define XOM_CMD_STATUS_H
+#ifndef XOM_CMD_SMAPS_H
+#define XOM_CMD_SMAPS_H
 
 #include <limits.h>
 #include <stdio.h>
@@ -27,8 +27,5 @@ struct objects {
  * Returns 0 with *saw_keys set when the kernel shows protection keys, or
  * -1 when out of memory. */
 int read_smaps(FILE *f, struct objects *objs, int *saw_keys);
-
-/* xom status --system [--json]: every process. */
-int status_system(int json);
 
 #endif

@@ -1,0 +1,4 @@
+# common/: the small pieces that xom and xom-scan both link: the JSON
+# string writer, and the exit codes of every tool (xom_exit.h, a header).
+
+COMMON_OBJ := $(B)/common/json.o
