@@ -56,7 +56,9 @@ CHECKS :=
 QUICK :=
 include common/common.mk
 include scan/scan.mk
+include formats/formats.mk
 include loader/loader.mk
+include plan/plan.mk
 include preload/preload.mk
 include audit/audit.mk
 include tests/runtime/runtime.mk

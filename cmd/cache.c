@@ -7,7 +7,7 @@
  * build makes plans ahead of time, so that no program's first start has
  * to scan; prune drops the stale plans; stats (cache_stats.c) shows what
  * each store holds and how much of it is stale.  Everything that writes a store goes
- * through loader/plan/store.c, under the store's lock, replacing files by
+ * through plan/storewrite.c, under the store's lock, replacing files by
  * rename, so that running programs and their helpers can read and write
  * the same stores meanwhile.
  */
@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "../loader/options.h"
-#include "../loader/plan/build.h"
+#include "../plan/build.h"
 #include "cache.h"
 #include "cache_stats.h"
 #include "cmd.h"
@@ -130,7 +130,7 @@ static int build_target(const struct cache_opts *c, char *dir, size_t cap,
 /*
  * Whether a shared store may take the plan of f.  Every user's runtime
  * applies a plan found by build-id to whatever mapped object claims that
- * build-id and has the plan's shape (loader/plan/xom_plan.h), so such a
+ * build-id and has the plan's shape (formats/xom_plan.h), so such a
  * plan must come from a file that nobody but root can have written: else
  * a user could leave a copy of libc with other code where root's build
  * finds it, and choose which of libc's pages stay readable for everyone.

@@ -25,7 +25,7 @@
 #include <sys/types.h>
 
 #include "../loader/options.h"
-#include "../loader/plan/xom_plan.h"
+#include "../formats/xom_plan.h"
 #include "cache_store.h"
 
 /* ---- cache.c ------------------------------------------------------------- */

@@ -32,7 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../loader/plan/build.h"
+#include "../plan/build.h"
 #include "cache.h"
 #include "cache_elf.h"
 

@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../loader/plan/build.h"
+#include "../plan/build.h"
 #include "cache.h"
 #include "cmd.h"
 

@@ -15,7 +15,7 @@
 
 #include "../common/json.h"
 #include "../loader/options.h"
-#include "../loader/plan/build.h"
+#include "../plan/build.h"
 #include "cache_stats.h"
 #include "cache_store.h"
 #include "cmd.h"

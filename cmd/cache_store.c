@@ -1,9 +1,9 @@
 /*
- * cache_store.c - the plan stores as the runtime reads them (loader/store.c
+ * cache_store.c - the plan stores as the runtime reads them (loader/stores.c
  * and loader/lookup.c), from outside: whether it would trust a store, the
  * key it looks a file up by, and whether a plan's file is still the one
  * the plan was made from.  The index is read with the runtime's own format
- * code (loader/plan/format.c), so both agree on what a whole plan is.
+ * code (formats/format.c), so both agree on what a whole plan is.
  */
 #include <elf.h>
 #include <errno.h>
@@ -231,7 +231,7 @@ int file_shape(const char *path, uint64_t *shape)
 /* ---- staleness --------------------------------------------------------- */
 
 /* xom_hash over the whole file fd (len bytes), as the scanner's side took
- * a plan's file_sum (loader/plan/build.c). */
+ * a plan's file_sum (plan/build.c). */
 static int file_sum_of(int fd, size_t len, uint64_t *sum)
 {
 	void *img = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
@@ -263,7 +263,7 @@ static int same_ident(const struct stat *st, const struct xom_file_ident *f)
  * that differs only there makes another plan.  Reading the file costs a
  * scanner's tool little (a file whose identity is unchanged is not read),
  * and it is what lets the plan of the genuine file replace one made from
- * a copy that claims its build-id (loader/plan/store.c).
+ * a copy that claims its build-id (plan/storewrite.c).
  */
 int plan_fits(const struct xom_plan_head *p, const char *path)
 {

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "../loader/options.h"
-#include "../loader/plan/xom_plan.h"
+#include "../formats/xom_plan.h"
 
 /* The stores' names in reports, in xom_store_dirs' order. */
 extern const char *const cache_store_label[];

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "../loader/options.h"
-#include "../loader/plan/xom_plan.h"
+#include "../formats/xom_plan.h"
 #include "cache.h"
 #include "cmd.h"
 

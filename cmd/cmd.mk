@@ -14,7 +14,7 @@ CMD_OBJ := $(addprefix $(B)/cmd/,xom.o run.o static.o prog.o exec.o check.o stat
 # is done by xom-plan, so xom links neither Capstone nor libelf.
 CACHE_OBJ := $(addprefix $(B)/cmd/,cache.o cache_stats.o cache_files.o cache_elf.o cache_listings.o cache_store.o cache_scan.o \
 	learn.o profile.o profile_file.o) \
-	$(B)/loader/plan/store.o $(PLAN_FORMAT_OBJ)
+	$(B)/plan/storewrite.o $(PLAN_FORMAT_OBJ)
 $(B)/xom: $(CMD_OBJ) $(CACHE_OBJ)
 	$(CC) -o $@ $^ $(XLDFLAGS)
 

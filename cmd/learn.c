@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../loader/plan/xom_plan.h"
+#include "../formats/xom_plan.h"
 #include "cache.h"
 #include "cmd.h"
 #include "profile.h"

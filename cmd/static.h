@@ -11,7 +11,7 @@
 #include <sys/types.h>
 
 #include "../loader/options.h"
-#include "../loader/plan/xom_plan.h"
+#include "../formats/xom_plan.h"
 
 /* The options the program runs under (XOM_OPTIONS as xom run composed
  * it), and why this machine cannot give it a key (NULL when it can). */

@@ -38,7 +38,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../loader/plan/xom_plan.h"
+#include "../formats/xom_plan.h"
 #include "cmd.h"
 
 #define PRELOAD_FILE "/etc/ld.so.preload"

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../loader/plan/xom_plan.h"
+#include "../formats/xom_plan.h"
 #include "../scan/xom_scan.h"
 #include "cmd.h"
 

@@ -31,7 +31,7 @@
 
 #include "fmt.h"
 #include "options.h"
-#include "plan/xom_plan.h"
+#include "../formats/xom_plan.h"
 
 #define XOM_PAGE 4096ul
 #define XOM_PATH_MAX 4096

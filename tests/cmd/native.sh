@@ -1020,7 +1020,7 @@ test_cache_stale() {
 	export XDG_CACHE_HOME=$tmp/cache
 }
 
-# A program's start-up keeps a set of its plans (loader/plan/xom_plan.h).
+# A program's start-up keeps a set of its plans (formats/xom_plan.h).
 # A new set keeps beside it the two most recent of those that start with
 # the same plan (the same program with another batch, or a library
 # changed since), and drops the older; prune drops a set with any plan
@@ -1276,7 +1276,7 @@ test_cache_system_store() {
 # A copy of libc that claims libc's build-id, with the same program
 # headers (no section headers: the scanner leaves most of its pages
 # readable) or with DF_TEXTREL set.  The runtime cannot tell the first from
-# libc by what is mapped (loader/plan/xom_plan.h), so the stores must: a
+# libc by what is mapped (formats/xom_plan.h), so the stores must: a
 # build counts a plan as current for libc only when it fits libc's own
 # bytes, and then libc's plan replaces the copy's; and a shared store takes
 # no plan by build-id from a file that someone other than root could have

@@ -8,10 +8,10 @@
 #                             parsers for FUZZ_PARSER_SHORT (10) each
 #
 # The targets: scan, the scanner (an ELF file); plan, the plan format, symbol
-# files, key names, build-id notes and ELF headers (loader/plan/format.c);
+# files, key names, build-id notes and ELF headers (formats/format.c);
 # store, a plan store's index and its sets, read as the runtime reads them
 # and merged as the tools do (format.c, loader/storeread.c,
-# loader/plan/store.c); profile, the profile format, as the runtime and the
+# plan/storewrite.c); profile, the profile format, as the runtime and the
 # command read it (loader/profile.c, cmd/profile_file.c); conf,
 # /etc/xom.conf and XOM_OPTIONS (loader/options.c).  They are built with
 # clang from the sources, separately from the gcc build, so that
@@ -52,14 +52,14 @@ $(B)/fuzz/seeds.stamp: tests/scan/inputs/tables.S tests/scan/inputs/gadgets.S \
 
 # The parsers' targets: each its own sources (a target that includes a .c
 # file to reach its tables names it too).
-FUZZ_plan_SRC := tests/fuzz/fuzz_plan.c loader/plan/format.c
-FUZZ_store_SRC := tests/fuzz/fuzz_store.c loader/plan/format.c loader/plan/store.c
+FUZZ_plan_SRC := tests/fuzz/fuzz_plan.c formats/format.c
+FUZZ_store_SRC := tests/fuzz/fuzz_store.c formats/format.c plan/storewrite.c
 FUZZ_store_DEP := loader/storeread.c
 FUZZ_profile_SRC := tests/fuzz/fuzz_profile.c cmd/profile_file.c loader/options.c loader/fmt.c \
-	loader/plan/format.c
+	formats/format.c
 FUZZ_profile_DEP := loader/profile.c
 FUZZ_conf_SRC := tests/fuzz/fuzz_conf.c loader/options.c loader/fmt.c
-FUZZ_HEADERS := $(wildcard loader/*.h loader/plan/*.h cmd/*.h) loader/options.def
+FUZZ_HEADERS := $(wildcard loader/*.h formats/*.h plan/*.h cmd/*.h) loader/options.def
 
 define fuzz_parser
 $(B)/fuzz/fuzz_$(1): $$(FUZZ_$(1)_SRC) $$(FUZZ_$(1)_DEP) $$(FUZZ_HEADERS) \

@@ -1,6 +1,6 @@
 /*
  * fuzz_plan.c - libFuzzer target for the plan format and the other
- * records of loader/plan/format.c that come from files a user or root can
+ * records of formats/format.c that come from files a user or root can
  * write: a plan (as the helper writes it and a store holds it), a symbol
  * file, a key's file name, the notes that hold a build-id, and an ELF
  * file's headers as the tools read them for its key and shape.  Every
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../loader/plan/xom_plan.h"
+#include "../../formats/xom_plan.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

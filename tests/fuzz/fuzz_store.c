@@ -1,10 +1,10 @@
 /*
  * fuzz_store.c - libFuzzer target for a plan store's index and its sets,
  * read as the runtime reads them (a large batch maps the index and probes
- * it, loader/plan/format.c; a small one reads the slots and entries it
+ * it, formats/format.c; a small one reads the slots and entries it
  * needs with pread into its batch's table, loader/storeread.c) and as the
  * tools rewrite it (xom cache build and the helper merge their plans into
- * the index there, loader/plan/store.c).
+ * the index there, plan/storewrite.c).
  *
  * The input is the index file.  For every slot it names, the plan or set
  * there is looked up both ways, and both must give the same answer; a set
@@ -22,7 +22,7 @@
 
 #include "../../loader/loader.h"
 #include "../../loader/sys.h"
-#include "../../loader/plan/build.h"
+#include "../../plan/build.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

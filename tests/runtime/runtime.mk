@@ -11,9 +11,9 @@ RT_TESTS := $(RT_BIN)/xomtest $(RT_BIN)/libtarget.so $(RT_BIN)/libxomprobe.so \
 ALL += $(RT_TESTS)
 
 XOMTEST_SRC := tests/runtime/xomtest.c tests/runtime/xomtest-faults.c \
-	tests/runtime/xomtest-harden.c loader/plan/format.c
+	tests/runtime/xomtest-harden.c formats/format.c
 # -rdynamic and no PIE-relative tricks: fault reports name these functions.
-$(RT_BIN)/xomtest: $(XOMTEST_SRC) tests/runtime/xomtest.h loader/plan/xom_plan.h
+$(RT_BIN)/xomtest: $(XOMTEST_SRC) tests/runtime/xomtest.h formats/xom_plan.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -o $@ $(XOMTEST_SRC) \
 		-ldl -pthread

@@ -371,7 +371,7 @@ static int m_unprotect_code(int argc, char **argv)
 /* tamper INDEX: makes every plan in a store index describe a segment one
  * page longer, sealed as if xom had written it: a plan that does not
  * match the mapping, for require=1 to refuse. */
-#include "../../loader/plan/xom_plan.h"
+#include "../../formats/xom_plan.h"
 /* Calls fn on every plan of a store's index (mapped shared at p), alone
  * (in_set 0) and in the sets (1), and counts the calls. */
 static int each_plan(char *p, void (*fn)(struct xom_plan_head *ph, int in_set,

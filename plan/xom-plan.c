@@ -39,7 +39,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../common/xom_exit.h"
+#include "../common/xom_exit.h"
 #include "build.h"
 
 static int write_noplan(const struct xom_built *b)

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "xom_plan.h"
+#include "../formats/xom_plan.h"
 
 struct xom_map;
 
