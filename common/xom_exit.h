@@ -15,31 +15,12 @@
 #ifndef XOM_EXIT_H
 #define XOM_EXIT_H
 
-#include "../scan/xom_scan.h"
-
 enum {
 	XOM_EXIT_OK = 0,
 	XOM_EXIT_FAILED = 1,
 	XOM_EXIT_ENV = 2,
 	XOM_EXIT_USAGE = 64,
 };
-
-/* The exit status that a return code of xom_scan_file() stands for. */
-static inline int xom_exit_of_scan(int rc)
-{
-	switch (rc) {
-	case XOM_SCAN_OK:
-		return XOM_EXIT_OK;
-	case XOM_SCAN_EUNSUPPORTED:
-	case XOM_SCAN_EMALFORMED:
-		return XOM_EXIT_FAILED;
-	case XOM_SCAN_EIO:
-	case XOM_SCAN_ENOMEM:
-	case XOM_SCAN_EDISASM:
-	default:
-		return XOM_EXIT_ENV;
-	}
-}
 
 /* Folds one more result into a tool's status: 2 if anything met an
  * environment failure, else 1 if anything failed, else 0. */

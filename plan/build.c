@@ -14,8 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../common/xom_exit.h"
-#include "../scan/xom_scan.h"
+#include "../scan/xom_scan_exit.h"
 #include "build.h"
 
 _Static_assert(XOM_PLAN_SCAN_VERSION == XOM_SCAN_VERSION,

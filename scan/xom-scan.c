@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "../common/json.h"
-#include "../common/xom_exit.h"
 #include "xom_scan.h"
+#include "xom_scan_exit.h"
 
 enum fmt { FMT_TEXT, FMT_JSON, FMT_MAP };
 
