@@ -253,6 +253,15 @@ int xom_store_dir_shared(const char *dir,
 	return xom_dir_chain(dir, lstat_fn, NULL, 0, NULL) == XOM_DIR_OK;
 }
 
+int xom_store_file_check(const struct stat *st, unsigned uid)
+{
+	if (!S_ISREG(st->st_mode))
+		return XOM_FILE_NOT_REGULAR;
+	if (st->st_uid != uid)
+		return XOM_FILE_NOT_OWNER;
+	return st->st_mode & 022 ? XOM_FILE_WRITABLE : XOM_FILE_OK;
+}
+
 void xom_store_seal_head(struct xom_store_head *h)
 {
 	h->sum = sum_without(h, sizeof(*h), &h->sum);

@@ -245,6 +245,12 @@ enum { XOM_DIR_OK, XOM_DIR_RELATIVE, XOM_DIR_LONG, XOM_DIR_MISSING,
        XOM_DIR_NOT_DIR, XOM_DIR_NOT_ROOT, XOM_DIR_WRITABLE };
 int xom_dir_chain(const char *dir, int (*lstat_fn)(const char *, struct stat *),
                   char *bad, size_t cap, struct stat *st);
+/* Whether a store's index file, as st shows it, is one to read: a regular
+ * file of uid's (root's for the system store, the user's own for theirs)
+ * that no one else may write.  XOM_FILE_OK, or why not. */
+enum { XOM_FILE_OK, XOM_FILE_NOT_REGULAR, XOM_FILE_NOT_OWNER,
+       XOM_FILE_WRITABLE };
+int xom_store_file_check(const struct stat *st, unsigned uid);
 void xom_store_seal_head(struct xom_store_head *h);
 /* The plan for k made from a file of shape *shape in a checked index of
  * len bytes, or NULL.  shape NULL: of any shape, for the tools that only

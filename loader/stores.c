@@ -109,9 +109,11 @@ static int map_store(struct xom_store *s, int i, int read)
 	if (SYS_FAILED(fd))
 		return -1;
 	void *p = NULL;
-	if (x_fstat((int)fd, &st) != 0 || !S_ISREG(st.st_mode))
+	int file = x_fstat((int)fd, &st) != 0 ? XOM_FILE_NOT_REGULAR
+	           : xom_store_file_check(&st, system ? 0 : xom_euid);
+	if (file == XOM_FILE_NOT_REGULAR)
 		why = "not a regular file";
-	else if (st.st_uid != (system ? 0 : xom_euid) || (st.st_mode & 022))
+	else if (file != XOM_FILE_OK)
 		why = system ? "not root's alone" : "not yours alone";
 	else if (st.st_size < (off_t)sizeof(struct xom_store_head)
 	         || st.st_size > (off_t)XOM_STORE_MAX)
