@@ -216,7 +216,7 @@ int xom_objects_used(void);
 
 /* xom_enter and xom_leave, the object phase's lock: xom_loader.h. */
 
-/* ---- store.c: the plan stores ------------------------------------------ */
+/* ---- stores.c: the plan stores ----------------------------------------- */
 /* A store's index is mapped (map), or, for a small batch, read in place
  * through fd (read); len is its size in both cases. */
 struct xom_store { const void *map; size_t len; int tried, fd; uint32_t nslots; };
@@ -234,7 +234,7 @@ const struct xom_set_head *xom_stores_find_set(struct xom_stores *st, int i,
                                                uint64_t hash);
 void xom_stores_close(struct xom_stores *st);
 /* storeread.c: the plan for k and shape in a store that a small batch
- * reads rather than maps (store.c opened it), or NULL; and the end of a
+ * reads rather than maps (stores.c opened it), or NULL; and the end of a
  * batch, which wipes what was read. */
 const struct xom_plan_head *xom_store_read_find(struct xom_store *s,
                                                const struct xom_plan_key *k,

@@ -1,10 +1,10 @@
 /*
  * storeread.c - a small batch's plans, read from a store's index with
- * pread instead of mapping it (store.c opens the index and decides).
+ * pread instead of mapping it (stores.c opens the index and decides).
  *
- * Phase: object.  The plans and sets read go into the batch's table, after its
- * arrivals (the room that store.c is given at xom_stores_open), so that a small batch writes one page for
- * both; the batch's end wipes them (xom_store_read_wipe), so that none
+ * Phase: object.  The plans and sets read go into the batch's table, after
+ * its arrivals (the room that stores.c is given at xom_stores_open), so
+ * that a small batch writes one page for both; the batch's end wipes them (xom_store_read_wipe), so that none
  * outlives the batch, as none of a mapped index does.  A plan is a few
  * hundred bytes (736 for libavcodec), and up to XOM_READ_BYTES of them are
  * read; a batch whose plans do not fit maps the index after all.  The

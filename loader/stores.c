@@ -1,5 +1,5 @@
 /*
- * store.c - finding plans in the plan stores (plan/xom_plan.h): the
+ * stores.c - finding plans in the plan stores (formats/xom_plan.h): the
  * system store that root builds for installed files, then the user's own.
  *
  * Phase: object.  A store's index is opened and mapped once per batch of
@@ -16,7 +16,7 @@
  * instead, into a buffer that is wiped when the batch ends: the head (only
  * when the file changed since the last one), the slots it probes and its
  * plans, with pread.  A batch of two objects or more looks for its set
- * first (plan/xom_plan.h), which holds all its plans: a small one then
+ * first (formats/xom_plan.h), which holds all its plans: a small one then
  * reads one slot and one set, not a slot and a plan for each object.  On
  * virtual machines the munmap's TLB flush was the larger part of what xom
  * added to a dlopen and dlclose cycle; a few preads cost less

@@ -1,5 +1,5 @@
 /*
- * store.c - adds plans to a plan store (xom_plan.h): the tools' side.
+ * storewrite.c - adds plans to a plan store (xom_plan.h): the tools' side.
  *
  * Writers take the store's lock (flock on DIR/lock), so that two processes
  * that scanned at the same time do not drop each other's plans; readers
