@@ -4,8 +4,9 @@
  *
  * Phase: object.  The plans and sets read go into the batch's table, after
  * its arrivals (the room that stores.c is given at xom_stores_open), so
- * that a small batch writes one page for both; the batch's end wipes them (xom_store_read_wipe), so that none
- * outlives the batch, as none of a mapped index does.  A plan is a few
+ * that a small batch writes one page for both; the batch's end wipes them
+ * (xom_store_read_wipe), so that none outlives the batch, as none of a
+ * mapped index does.  A plan is a few
  * hundred bytes (736 for libavcodec), and up to XOM_READ_BYTES of them are
  * read; a batch whose plans do not fit maps the index after all.  The
  * tests build a runtime with room for less than that (XOM_READ_BYTES).
