@@ -20,6 +20,10 @@
  *
  * A dlopen cannot be made to fail from here: with require=1, a library
  * that cannot be protected later ends the program.
+ *
+ * Phase: la_version is start; la_objopen is pass 1 of a batch, inside the
+ * dynamic linker; la_activity runs the batch (object phase) while ld.so
+ * holds its load lock.
  */
 #include <elf.h>
 #include <link.h>

@@ -4,6 +4,9 @@
  * Shared by the runtime (start phase: no stdio, no allocation, so messages
  * are made with xom_fmt, fmt.c) and the xom command.  The parser has no side
  * effects: opening the log file is the caller's business.
+ *
+ * Phase: start, in the runtime (parsed once; xom_dir_path is also called
+ * in the fault phase, and allocates nothing); any time in the command.
  */
 #include <fnmatch.h>
 #include <stdint.h>

@@ -5,6 +5,8 @@
  * memcpy and memset by itself.  Simple loops: the runtime's strings are
  * paths and its copies small.  Async-signal-safe, but for getenv, which
  * reads the environment as libc's does.
+ *
+ * Phase: any, the fault handler included; getenv only at start.
  */
 #include <stdlib.h>
 

@@ -16,6 +16,10 @@
  * dlsym, whose success clears the error that the program may be about to
  * ask dlerror for; and a name is resolved for the program's caller, not
  * for the wrapper (search.c).
+ *
+ * Phase: the constructor is start, then a first batch; the wrappers run in
+ * any thread at any time after it, outside the dynamic linker's locks, and
+ * enter the object phase through a sync (sync.c).
  */
 #include <dlfcn.h>
 #include <errno.h>
