@@ -1,8 +1,14 @@
-# The system-wide commands' tests, sourced by tests/cmd/native.sh (bash):
-# xom enable/disable --system on a file of their own (--file; never this
-# machine's /etc/ld.so.preload), xom status --system and xom check's
-# reading of xom.conf.  Enforcement under /etc/ld.so.preload itself is
-# tested in the guest (tests/cmd/guest-system.sh).
+#!/bin/bash
+# tests/cmd/native-system.sh - the system-wide commands: xom enable and
+# disable --system on a file of their own (--file; never this machine's
+# /etc/ld.so.preload), xom status --system, and xom check's reading of
+# xom.conf.  Part of make check-cmd (tests/cmd/native.sh runs every part).
+# Enforcement under /etc/ld.so.preload itself is tested in the guest
+# (tests/cmd/guest-system.sh).
+set -u
+cd "$(dirname "$0")/../.."
+. tests/lib.sh
+. tests/cmd/native-lib.sh
 
 # An installation in a folder that every program could load a library
 # from (root's, nobody else can write it or anything above it); sets sysi.
@@ -396,3 +402,10 @@ test_check_secure() {
 		t_check check-secure '[ "$m2" = $((m1 - 1)) ]' "$(grep '^set-ID' "$r/before" "$r/after")"
 	fi
 }
+
+for t in test_enable test_enable_refuses test_status_system test_check_conf test_check_folders \
+	test_check_conf_require test_require_rescue test_require_secure test_check_secure; do
+	$t
+done
+system_cleanup
+t_summary
