@@ -17,14 +17,14 @@ test_cache_usage() {
 		"cache stats --system" "cache stats --json --list" "cache prune --jobs 2" \
 		"cache build --json $probe" "cache --frob" "cache build --store"; do
 		# shellcheck disable=SC2086
-		run_rc "cache-usage[$args]" 64 "$xom" $args || return
+		run_rc "cache-usage-error-exits-64[$args]" 64 "$xom" $args || return
 		has "$tmp/err" "usage: xom cache" ||
-			{ t_fail cache-usage "'xom $args': no usage line: $(cat "$tmp/err")"; return; }
+			{ t_fail cache-usage-error-exits-64 "'xom $args': no usage line: $(cat "$tmp/err")"; return; }
 	done
-	run_rc cache-usage 0 "$xom" cache --help &&
+	run_rc cache-usage-error-exits-64 0 "$xom" cache --help &&
 		has "$tmp/out" "xom cache build --system" && has "$tmp/out" "/var/cache/xom" &&
-		has "$tmp/out" "Exit status" && t_pass cache-usage ||
-		t_fail cache-usage "$(head -3 "$tmp/out")"
+		has "$tmp/out" "Exit status" && t_pass cache-usage-error-exits-64 ||
+		t_fail cache-usage-error-exits-64 "$(head -3 "$tmp/out")"
 }
 
 # The key test: after xom cache build PROG, running PROG scans nothing, and
@@ -34,10 +34,10 @@ test_cache_build_closure() {
 	local want got
 	export XDG_CACHE_HOME=$tmp/cc XDG_RUNTIME_DIR=$tmp/cc-run
 	mkdir -m 700 "$tmp/cc-run"
-	run_rc cache-build 0 "$xom" cache build "$cache/cacheprog" /bin/ls || return
+	run_rc cache-build-summary-line 0 "$xom" cache build "$cache/cacheprog" /bin/ls || return
 	grep -Eq '^xom: [0-9]+ plans built .* into '"$tmp/cc/xom"' in .*; 0 already current; start-ups: 2 listed, 0 unchanged$' "$tmp/err" &&
 		[ "$(wc -l <"$tmp/err")" = 1 ] ||
-		{ t_fail cache-build "summary: $(cat "$tmp/err")"; return; }
+		{ t_fail cache-build-summary-line "summary: $(cat "$tmp/err")"; return; }
 	cp "$tmp/cc/xom/plans" "$tmp/index-before"
 	plans_of >"$tmp/plans-built"
 	: >"$tmp/rt"
@@ -55,9 +55,9 @@ test_cache_build_closure() {
 		t_pass cache-build-closure ||
 		t_fail cache-build-closure "the runtime loaded: $(echo $want); the cache has: $(echo $got)"
 	# Current plans are not made again.
-	run_rc cache-build-current 0 "$xom" cache build "$cache/cacheprog" || return
+	run_rc cache-build-skips-current 0 "$xom" cache build "$cache/cacheprog" || return
 	grep -q "^xom: 0 plans built .*; [0-9]* already current; start-ups: 0 listed, 1 unchanged$" "$tmp/err" &&
-		t_pass cache-build-current || t_fail cache-build-current "$(cat "$tmp/err")"
+		t_pass cache-build-skips-current || t_fail cache-build-skips-current "$(cat "$tmp/err")"
 	export XDG_RUNTIME_DIR=$tmp/run
 	export XDG_CACHE_HOME=$tmp/cache
 }
@@ -166,17 +166,17 @@ test_cache_build_errors() {
 	printf 'int f(void); int main(void) { return f(); }\n' >"$tmp/fifo/m.c"
 	gcc -shared -fPIC -o "$tmp/fifo/l.so" -Wl,-soname,"$tmp/fifo/dep.so" "$tmp/fifo/l.c" &&
 		gcc -o "$tmp/fifo/prog" "$tmp/fifo/m.c" "$tmp/fifo/l.so" && mkfifo "$tmp/fifo/dep.so" ||
-		{ t_fail cache-build-hang "cannot build the test's program"; return; }
-	run_rc cache-build-hang 1 timeout 60 "$xom" cache build "$tmp/fifo/prog" &&
+		{ t_fail cache-build-hang-gives-up "cannot build the test's program"; return; }
+	run_rc cache-build-hang-gives-up 1 timeout 60 "$xom" cache build "$tmp/fifo/prog" &&
 		has "$tmp/err" "$tmp/fifo/prog: the dynamic linker did not finish listing its libraries in 10 s" &&
-		plans_of | grep -q "current $tmp/fifo/prog$" && t_pass cache-build-hang ||
-		t_fail cache-build-hang "$(cat "$tmp/err")"
+		plans_of | grep -q "current $tmp/fifo/prog$" && t_pass cache-build-hang-gives-up ||
+		t_fail cache-build-hang-gives-up "$(cat "$tmp/err")"
 	# A file the scanner refuses is named, and the others are kept.
 	cp "$cache/libcache1.so" "$tmp/trunc.so" && truncate -s 2000 "$tmp/trunc.so"
-	run_rc cache-build-bad 1 "$xom" cache build "$tmp/trunc.so" "$cache/libcache2.so" || return
+	run_rc cache-build-bad-file-named 1 "$xom" cache build "$tmp/trunc.so" "$cache/libcache2.so" || return
 	grep -q "^xom: $tmp/trunc.so: " "$tmp/err" && grep -q "could not be analysed" "$tmp/err" &&
-		plans_of | grep -q "current $cache/libcache2.so$" && t_pass cache-build-bad ||
-		t_fail cache-build-bad "$(cat "$tmp/err")"
+		plans_of | grep -q "current $cache/libcache2.so$" && t_pass cache-build-bad-file-named ||
+		t_fail cache-build-bad-file-named "$(cat "$tmp/err")"
 	# A cache that only others may write: exit 2, said.
 	mkdir -p -m 755 "$tmp/cw/xom"
 	XDG_CACHE_HOME=$tmp/cw run_rc cache-build-unwritable 2 "$xom" cache build "$cache/libcache3.so" &&
@@ -214,37 +214,37 @@ test_cache_stale() {
 	mkdir -m 700 "$tmp/cs-run"
 	mkdir -p "$s"
 	cp "$cache"/libcache1.so "$cache"/libcache2.so "$cache"/libcache3.so "$cache"/libcachenoid.so "$s/"
-	run_rc cache-stale 0 "$xom" cache build "$s"/*.so || return
+	run_rc cache-stats-counts-stale 0 "$xom" cache build "$s"/*.so || return
 	n0=$(plans_of | grep -c '^current ')
 	rm "$s/libcache1.so"                            # gone
 	cp "$s/libcache3.so" "$s/libcache2.so.new"      # another build at the path
 	mv "$s/libcache2.so.new" "$s/libcache2.so"
 	touch -d @1000000000 "$s/libcachenoid.so"       # keyed by identity: changed
-	run_rc cache-stale 0 "$xom" cache stats || return
+	run_rc cache-stats-counts-stale 0 "$xom" cache stats || return
 	sed -n '/^user store/,/^fallback/p' "$tmp/out" >"$tmp/user"
 	grep -Eq "^  plans +$n0 " "$tmp/user" && grep -Eq '^  stale +3: 1 file gone, 2 changed$' "$tmp/user" &&
 		grep -Eq '^  symbol files +[0-9]+ \([0-9.]+ MB\), 0 that no plan names, 0 missing$' "$tmp/user" &&
-		t_pass cache-stats || { t_fail cache-stats "$(cat "$tmp/user")"; return; }
+		t_pass cache-stats-counts-stale || { t_fail cache-stats-counts-stale "$(cat "$tmp/user")"; return; }
 	"$xom" cache stats --json >"$tmp/json"
 	grep '"store": "user"' "$tmp/json" | grep -q "\"plans\": $n0, .*\"stale\": 3, \"gone\": 1, \"changed\": 2," &&
-		t_pass cache-stats-json || t_fail cache-stats-json "$(cat "$tmp/json")"
+		t_pass cache-stats-json-counts-stale || t_fail cache-stats-json-counts-stale "$(cat "$tmp/json")"
 	plans_of >"$tmp/before"
 	grep -q "^gone $s/libcache1.so$" "$tmp/before" && grep -q "^changed $s/libcache2.so$" "$tmp/before" &&
 		grep -q "^changed $s/libcachenoid.so$" "$tmp/before" && grep -q "^current $s/libcache3.so$" "$tmp/before" &&
-		t_pass cache-stats-list || t_fail cache-stats-list "$(cat "$tmp/before")"
-	run_rc cache-prune 0 "$xom" cache prune || return
+		t_pass cache-stats-list-states || t_fail cache-stats-list-states "$(cat "$tmp/before")"
+	run_rc cache-prune-drops-stale 0 "$xom" cache prune || return
 	has "$tmp/err" "$tmp/cs/xom: dropped 3 plans (1 file gone, 2 changed) and 3 symbol files" &&
-		has "$tmp/err" "; $((n0 - 3)) plans kept" || { t_fail cache-prune "$(cat "$tmp/err")"; return; }
+		has "$tmp/err" "; $((n0 - 3)) plans kept" || { t_fail cache-prune-drops-stale "$(cat "$tmp/err")"; return; }
 	plans_of >"$tmp/after"
 	[ "$(grep -vc '^current ' "$tmp/after")" = 0 ] && [ "$(wc -l <"$tmp/after")" = $((n0 - 3)) ] &&
 		grep -q "^current $s/libcache3.so$" "$tmp/after" &&
 		[ "$(grep '^current ' "$tmp/before" | sort)" = "$(sort "$tmp/after")" ] ||
-		{ t_fail cache-prune "left: $(cat "$tmp/after")"; return; }
+		{ t_fail cache-prune-drops-stale "left: $(cat "$tmp/after")"; return; }
 	# Every symbol file left belongs to a plan left, and a second prune
 	# has nothing to do.
 	"$xom" cache stats | grep -Eq '^  symbol files +[0-9]+ .*, 0 that no plan names, 0 missing$' &&
-		run_rc cache-prune 0 "$xom" cache prune && has "$tmp/err" "dropped 0 plans" &&
-		t_pass cache-prune || t_fail cache-prune "second prune: $(cat "$tmp/err")"
+		run_rc cache-prune-drops-stale 0 "$xom" cache prune && has "$tmp/err" "dropped 0 plans" &&
+		t_pass cache-prune-drops-stale || t_fail cache-prune-drops-stale "second prune: $(cat "$tmp/err")"
 	export XDG_RUNTIME_DIR=$tmp/run
 	export XDG_CACHE_HOME=$tmp/cache
 }
@@ -273,7 +273,7 @@ test_cache_prune_sets() {
 	[ "$n1" = 4 ] && [ "$n2" = 4 ] && [ "$(sets)" = 3 ] &&
 		XOM_OPTIONS=store=off:backend=none:verbose=1 LD_PRELOAD="$B/libxom.so $tmp/set4.so" \
 			"$probe" exit 0 2>&1 >/dev/null | grep -q "set4.so: [0-9]* pages\{0,1\} execute-only" &&
-		t_pass cache-prune-sets || t_fail cache-prune-sets "sets: $n1, $n2, then $(sets)"
+		t_pass cache-prune-keeps-recent-sets || t_fail cache-prune-keeps-recent-sets "sets: $n1, $n2, then $(sets)"
 	export XDG_CACHE_HOME=$tmp/cache
 }
 
@@ -282,7 +282,7 @@ test_cache_prune_sets() {
 test_cache_prune_concurrent() {
 	local i n=12 pruner
 	export XDG_CACHE_HOME=$tmp/cpc
-	"$xom" cache build -q "$cache/libcache3.so" || { t_fail cache-prune-concurrent "build"; return; }
+	"$xom" cache build -q "$cache/libcache3.so" || { t_fail cache-prune-concurrent-loses-nothing "build"; return; }
 	# The runtime's helpers add plans, one program at a time, while prune
 	# runs over and over: it rewrites the index each time, since each
 	# program also adds the plan of a file that is deleted right after.
@@ -305,8 +305,8 @@ test_cache_prune_concurrent() {
 		grep -q "current $cache/libcache3.so$" "$tmp/out" && ! grep -vq "^current " "$tmp/out" &&
 		grep -Eq '^  symbol files .*, 0 that no plan names, 0 missing$' "$tmp/stats" &&
 		[ ! -s "$tmp/pruner" ] && ! grep -q "ignored" "$tmp/cpc-err" &&
-		t_pass cache-prune-concurrent ||
-		t_fail cache-prune-concurrent "$(grep -c keep "$tmp/out") of $n plans left; not current: $(grep -v "^current " "$tmp/out" | head -3); $(grep "symbol files" "$tmp/stats"); pruner: $(head -3 "$tmp/pruner"); runtime: $(grep ignored "$tmp/cpc-err" | head -2)"
+		t_pass cache-prune-concurrent-loses-nothing ||
+		t_fail cache-prune-concurrent-loses-nothing "$(grep -c keep "$tmp/out") of $n plans left; not current: $(grep -v "^current " "$tmp/out" | head -3); $(grep "symbol files" "$tmp/stats"); pruner: $(head -3 "$tmp/pruner"); runtime: $(grep ignored "$tmp/cpc-err" | head -2)"
 	# Prune waits for the store's lock, which writers hold while they
 	# write: with the lock taken, it has not finished half a second later.
 	if command -v flock >/dev/null; then
@@ -319,14 +319,14 @@ test_cache_prune_concurrent() {
 		sleep 0.5
 		if kill -0 $p 2>/dev/null && plans_of | grep -q "^gone $tmp/keep1.so$"; then
 			wait $holder; wait $p
-			plans_of | grep -q "keep1.so" && t_fail cache-prune-lock "not pruned after the lock was free" ||
-				t_pass cache-prune-lock
+			plans_of | grep -q "keep1.so" && t_fail cache-prune-waits-for-lock "not pruned after the lock was free" ||
+				t_pass cache-prune-waits-for-lock
 		else
 			wait $holder; wait $p
-			t_fail cache-prune-lock "prune did not wait for the store's lock"
+			t_fail cache-prune-waits-for-lock "prune did not wait for the store's lock"
 		fi
 	else
-		t_skip cache-prune-lock "no flock(1)"
+		t_skip cache-prune-waits-for-lock "no flock(1)"
 	fi
 	export XDG_CACHE_HOME=$tmp/cache
 }

@@ -19,7 +19,7 @@ test_install() {
 	inst=$d$p
 	mkdir -p "$d"
 	make --no-print-directory -s install B="$B" DESTDIR="$d" PREFIX="$p" >"$tmp/out" 2>&1 ||
-		{ t_fail install "$(tail -3 "$tmp/out")"; return; }
+		{ t_fail install-lays-out-prefix "$(tail -3 "$tmp/out")"; return; }
 	# Outside DESTDIR+PREFIX: only the folders above PREFIX.
 	out=$(cd "$d" && find . -mindepth 1 | sed 's|^\.||' | grep -vx -e /opt -e "$p" | grep -v "^$p/" || true)
 	t_check install-within-prefix '[ -z "$out" ]' "written outside $p: $(echo $out)"
@@ -27,23 +27,23 @@ test_install() {
 		lib/xom/xom-plan lib/xom/libxom-scan.so lib/xom/xom-apt-hook share/man/man1/xom.1 \
 		share/man/man5/xom.conf.5 $(cd profiles && ls -- *.profile | sed 's|^|share/xom/profiles/|') \
 		$(sed -n 's/^program \([0-9a-f]*\) .*/lib\/xom\/profiles\/\1/p' profiles/*.profile); do
-		[ -e "$inst/$f" ] || { t_fail install "$f not installed"; return; }
+		[ -e "$inst/$f" ] || { t_fail install-lays-out-prefix "$f not installed"; return; }
 	done
 	cmp -s "$inst/share/man/man1/xom.1" "$B/xom.1" &&
 		cmp -s "$inst/share/man/man5/xom.conf.5" "$B/xom.conf.5" ||
-		{ t_fail install "the installed man pages are not the built ones"; return; }
-	run_rc install 0 "$inst/bin/xom" run -- "$probe" env LD_PRELOAD || return
+		{ t_fail install-lays-out-prefix "the installed man pages are not the built ones"; return; }
+	run_rc install-lays-out-prefix 0 "$inst/bin/xom" run -- "$probe" env LD_PRELOAD || return
 	has "$tmp/out" "LD_PRELOAD=$inst/lib/xom/libxom.so" ||
-		{ t_fail install "installed xom uses $(cat "$tmp/out")"; return; }
+		{ t_fail install-lays-out-prefix "installed xom uses $(cat "$tmp/out")"; return; }
 	"$inst/bin/xom" check >"$tmp/out" 2>&1
-	has "$tmp/out" "$inst/lib/xom/xom-plan" || { t_fail install "check: $(cat "$tmp/out")"; return; }
-	run_rc install 0 "$inst/bin/xom" scan "$probe" || return
-	t_pass install
+	has "$tmp/out" "$inst/lib/xom/xom-plan" || { t_fail install-lays-out-prefix "check: $(cat "$tmp/out")"; return; }
+	run_rc install-lays-out-prefix 0 "$inst/bin/xom" scan "$probe" || return
+	t_pass install-lays-out-prefix
 
 	# install-system: what it wrote outside PREFIX is exactly what it lists.
 	mkdir -p "$d/etc/apt/apt.conf.d"
 	make --no-print-directory -s install-system B="$B" DESTDIR="$d" PREFIX="$p" >"$tmp/out" 2>&1 ||
-		{ t_fail install-system "$(tail -3 "$tmp/out")"; return; }
+		{ t_fail install-system-lists "$(tail -3 "$tmp/out")"; return; }
 	listed=$(sed -n '/^written outside PREFIX:$/,$p' "$tmp/out" | sed -n 's/^  //p' | sort)
 	out=$(find "$d" ! -type d | grep -v "^$inst/" | sort)
 	t_check install-system-lists '[ -n "$listed" ] && [ "$listed" = "$out" ] &&
@@ -54,7 +54,7 @@ test_install() {
 	echo "/usr/bin/mine off" >"$d/etc/xom.conf"
 	make --no-print-directory -s install-system B="$B" DESTDIR="$d" PREFIX="$p" >"$tmp/out" 2>&1 &&
 		[ "$(cat "$d/etc/xom.conf")" = "/usr/bin/mine off" ] && ! grep -q "^  $d/etc/xom.conf" "$tmp/out" ||
-		{ t_fail install-system "a second install-system replaced xom.conf: $(cat "$d/etc/xom.conf")"; return; }
+		{ t_fail install-system-keeps-xom-conf "a second install-system replaced xom.conf: $(cat "$d/etc/xom.conf")"; return; }
 	rm "$d/etc/xom.conf"
 
 	# uninstall, with this PREFIX's libxom.so in the preload list: the line
@@ -78,8 +78,8 @@ test_install() {
 	# uninstall removes exactly that: a file of someone else's stays.
 	f=$(cd "$d" && find . ! -type d | sort | tr '\n' ' ')
 	[ "$f" = "./opt/xomtest/bin/other " ] && [ ! -e "$inst/lib/xom" ] && [ ! -e "$inst/share/xom" ] &&
-		[ ! -e "$d/var/cache/xom/profiles" ] && t_pass uninstall ||
-		t_fail uninstall "left behind: $f$( [ -e "$inst/lib/xom" ] && echo ' lib/xom/')"
+		[ ! -e "$d/var/cache/xom/profiles" ] && t_pass uninstall-removes-only-its-own ||
+		t_fail uninstall-removes-only-its-own "left behind: $f$( [ -e "$inst/lib/xom" ] && echo ' lib/xom/')"
 }
 
 # The apt hook: installed with make install install-system, it runs xom cache build and

@@ -14,49 +14,49 @@ cd "$(dirname "$0")/../.."
 test_cache_system_root() {
 	local nobody
 	if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
-		run_rc cache-system-root 2 "$xom" cache build --system && has "$tmp/err" "run this as root" &&
-			t_pass cache-system-root || t_fail cache-system-root "$(cat "$tmp/err")"
+		run_rc cache-system-needs-root 2 "$xom" cache build --system && has "$tmp/err" "run this as root" &&
+			t_pass cache-system-needs-root || t_fail cache-system-needs-root "$(cat "$tmp/err")"
 		return
 	fi
 	nobody="setpriv --reuid=65534 --regid=65534 --clear-groups"
 	if ! $nobody "$xom" --version >/dev/null 2>&1; then
-		t_skip cache-system-root "user 65534 cannot run $xom (a folder above it is private)"
+		t_skip cache-system-needs-root "user 65534 cannot run $xom (a folder above it is private)"
 		return
 	fi
 	for args in "build --system" "build --store $tmp/s $probe" "prune --system"; do
 		# shellcheck disable=SC2086
-		HOME=$tmp XDG_CACHE_HOME= run_rc "cache-system-root[$args]" 2 $nobody "$xom" cache $args || return
+		HOME=$tmp XDG_CACHE_HOME= run_rc "cache-system-needs-root[$args]" 2 $nobody "$xom" cache $args || return
 		has "$tmp/err" "must be root's: run this as root" ||
-			{ t_fail cache-system-root "$args: $(cat "$tmp/err")"; return; }
+			{ t_fail cache-system-needs-root "$args: $(cat "$tmp/err")"; return; }
 	done
-	[ ! -e "$tmp/s" ] && t_pass cache-system-root || t_fail cache-system-root "$tmp/s was made"
+	[ ! -e "$tmp/s" ] && t_pass cache-system-needs-root || t_fail cache-system-needs-root "$tmp/s was made"
 }
 
 # --system's walk: every dynamically linked x86-64 object of the system
 # folders, each once, and nothing static, relocatable or of debug files.
 test_cache_system_walk() {
 	local st
-	XOM_OPTIONS=store=$tmp/never run_rc cache-system-walk 0 "$xom" cache build --system --dry-run || return
+	XOM_OPTIONS=store=$tmp/never run_rc cache-system-walk-lists-dynamic-objects 0 "$xom" cache build --system --dry-run || return
 	sort "$tmp/out" >"$tmp/walk"
-	[ -z "$(uniq -d "$tmp/walk")" ] || { t_fail cache-system-walk "listed twice: $(uniq -d "$tmp/walk" | head -3)"; return; }
+	[ -z "$(uniq -d "$tmp/walk")" ] || { t_fail cache-system-walk-lists-dynamic-objects "listed twice: $(uniq -d "$tmp/walk" | head -3)"; return; }
 	for f in /usr/bin/ls "$(realpath /lib/x86_64-linux-gnu/libc.so.6)" "$(realpath /lib64/ld-linux-x86-64.so.2)"; do
-		grep -qx "$f" "$tmp/walk" || { t_fail cache-system-walk "$f not listed"; return; }
+		grep -qx "$f" "$tmp/walk" || { t_fail cache-system-walk-lists-dynamic-objects "$f not listed"; return; }
 	done
 	grep -qE '\.o$|^/usr/lib/debug/|^/bin/|^/lib/' "$tmp/walk" &&
-		{ t_fail cache-system-walk "$(grep -E '\.o$|^/usr/lib/debug/|^/bin/|^/lib/' "$tmp/walk" | head -3)"; return; }
+		{ t_fail cache-system-walk-lists-dynamic-objects "$(grep -E '\.o$|^/usr/lib/debug/|^/bin/|^/lib/' "$tmp/walk" | head -3)"; return; }
 	# A static program of the system, if there is one (ldconfig, static-pie
 	# on Debian 12), is not listed.
 	st=$(file -L /sbin/ldconfig 2>/dev/null | grep -q 'static' && realpath /sbin/ldconfig)
 	[ -z "$st" ] || ! grep -qx "$st" "$tmp/walk" ||
-		{ t_fail cache-system-walk "static $st listed"; return; }
+		{ t_fail cache-system-walk-lists-dynamic-objects "static $st listed"; return; }
 	while IFS= read -r f; do
 		case $(od -An -c -N4 "$f" | tr -d ' ') in
 		177ELF) ;;
-		*) t_fail cache-system-walk "$f is not ELF"; return ;;
+		*) t_fail cache-system-walk-lists-dynamic-objects "$f is not ELF"; return ;;
 		esac
 	done < <(head -n 200 "$tmp/walk")
 	grep -q "^xom: $(wc -l <"$tmp/walk") files to scan (.* MB) into $tmp/never; 0 already current$" "$tmp/err" &&
-		[ ! -e "$tmp/never" ] && t_pass cache-system-walk || t_fail cache-system-walk "$(cat "$tmp/err")"
+		[ ! -e "$tmp/never" ] && t_pass cache-system-walk-lists-dynamic-objects || t_fail cache-system-walk-lists-dynamic-objects "$(cat "$tmp/err")"
 }
 
 # A system-style store that the runtime will not trust is said before the
@@ -225,14 +225,14 @@ test_cache_forged() {
 # The runtime's default system store is /var/cache/xom, and xom cache
 # stats lists exactly the runtime's stores in its order.
 test_cache_stores() {
-	XDG_CACHE_HOME=$tmp/u XDG_RUNTIME_DIR=$tmp/rr run_rc cache-stores 0 "$xom" cache stats || return
+	XDG_CACHE_HOME=$tmp/u XDG_RUNTIME_DIR=$tmp/rr run_rc cache-stats-lists-runtime-stores 0 "$xom" cache stats || return
 	[ "$(grep -c ' store  ' "$tmp/out")" = 3 ] &&
 		sed -n 1p "$tmp/out" | grep -qx "system store  /var/cache/xom" &&
 		grep -qx "user store  $tmp/u/xom" "$tmp/out" && grep -qx "fallback store  $tmp/rr/xom" "$tmp/out" ||
-		{ t_fail cache-stores "$(cat "$tmp/out")"; return; }
-	XDG_CACHE_HOME=$tmp/u XOM_OPTIONS=store=off:cache=off run_rc cache-stores 0 "$xom" cache stats &&
+		{ t_fail cache-stats-lists-runtime-stores "$(cat "$tmp/out")"; return; }
+	XDG_CACHE_HOME=$tmp/u XOM_OPTIONS=store=off:cache=off run_rc cache-stats-lists-runtime-stores 0 "$xom" cache stats &&
 		grep -q "^system store  (none)" "$tmp/out" && grep -q "^user store  (none)" "$tmp/out" &&
-		t_pass cache-stores || t_fail cache-stores "off: $(cat "$tmp/out")"
+		t_pass cache-stats-lists-runtime-stores || t_fail cache-stats-lists-runtime-stores "off: $(cat "$tmp/out")"
 	"$xom" check | grep -Eq '^  store +default +/var/cache/xom$' && t_pass check-store-default ||
 		t_fail check-store-default "$("$xom" check | grep store)"
 }
