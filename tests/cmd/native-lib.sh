@@ -1,8 +1,9 @@
 # tests/cmd/native-lib.sh - what the parts of make check-cmd share (the
-# tests/cmd/native-*.sh that tests/cmd/native.sh runs): a scratch folder
-# for each part, with its own plan cache, and the helpers that run xom and
-# wait on the programs it starts.  Sourced by each part, after
-# tests/lib.sh, from the top of the checkout (bash).
+# tests/cmd/native-*.sh that tests/cmd/native.sh runs), and check-static
+# (tests/cmd/native-static.sh) too: a scratch folder for each suite, with
+# its own plan cache, and the helpers that run xom and wait on the
+# programs it starts.  Sourced by each, after tests/lib.sh, from the top
+# of the checkout (bash).
 B=${B:-build}
 xom=$B/xom probe=$B/tests/cmd/probe
 tmp=$(mktemp -d)
@@ -79,6 +80,14 @@ finish() {
 	wait_state "$1" Zg || kill -KILL "$1" 2>/dev/null
 	wait "$1"
 }
+# wait_comm PID NAME: waits up to 10 s until process PID runs NAME (its
+# exec has happened).
+wait_comm() {
+	local i=0
+	while [ "$(cat "/proc/$1/comm" 2>/dev/null)" != "$2" ] && [ $i -lt 200 ]; do
+		sleep 0.05; i=$((i + 1))
+	done
+}
 # The keys of loader/options.def, one "key=values" a line.
 option_keys() {
 	sed -n 's/^XOM_OPT(\([a-z_]*\), *[A-Z_]*, *[^,]*, *"\([^"]*\)".*/\1=\2/p' loader/options.def
@@ -112,6 +121,19 @@ trusted_dir() {
 		rmdir "$d"
 	done
 	return 1
+}
+# shared_store NAME: sets r to a folder made by trusted_dir, for a store
+# that the runtime shares; where there can be none (the build lies under
+# a folder others can write, or no root), says SKIP NAME and returns 1.
+shared_store() {
+	if ! root_alone "$B"; then
+		t_skip "$1" "the build ($B) lies under a folder others can write, whose files a shared store does not take"
+		return 1
+	fi
+	if ! r=$(trusted_dir); then
+		t_skip "$1" "needs root and a root-owned folder (/run, /var/cache) for a trusted store"
+		return 1
+	fi
 }
 # trusted_path DIR: DIR and every folder above it are root's, mode g-w,o-w.
 trusted_path() {

@@ -24,10 +24,7 @@ test_status() {
 	# exec, and is looked at only once it is sleep.
 	(trap - EXIT; exec sleep 30) &
 	pid=$!
-	local i=0
-	while [ "$(cat "/proc/$pid/comm" 2>/dev/null)" != sleep ] && [ $i -lt 200 ]; do
-		sleep 0.05; i=$((i + 1))
-	done
+	wait_comm "$pid" sleep
 	run_rc status-lists-mapped-objects 0 "$xom" status "$pid"
 	kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
 	has "$tmp/out" "process $pid (sleep)" && t_pass status-lists-mapped-objects ||
@@ -62,10 +59,7 @@ test_status_replaced() {
 		"$xom" cache build "$d/prog" >/dev/null 2>&1 ||
 		{ t_fail status-replaced-file-not-opened "setup"; rm -rf "$d"; return; }
 	$u "$d/prog" 60 & pid=$!
-	i=0
-	while [ "$(cat "/proc/$pid/comm" 2>/dev/null)" != prog ] && [ $i -lt 200 ]; do
-		sleep 0.05; i=$((i + 1))
-	done
+	wait_comm "$pid" prog
 	rm "$d/prog" && ln -s fifo "$d/prog (deleted)"
 	(exec 3>"$d/fifo"; echo opened >"$d/opened") & w=$!
 	timeout 20 "$xom" status "$pid" >"$tmp/out" 2>"$tmp/err"; rc=$?

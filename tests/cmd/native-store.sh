@@ -76,14 +76,7 @@ test_cache_store_warned_first() {
 # it is group-writable, silently unless verbose.
 test_cache_system_store() {
 	local r
-	if ! root_alone "$B"; then
-		t_skip cache-system-store "the build ($B) lies under a folder others can write, whose files a shared store does not take"
-		return
-	fi
-	if ! r=$(trusted_dir); then
-		t_skip cache-system-store "needs root and a root-owned folder (/run, /var/cache) for a trusted store"
-		return
-	fi
+	shared_store cache-system-store || return
 	mkdir -m 755 "$r/p"
 	(umask 077; "$xom" cache build -q --store "$r/p/store" "$cache/cacheprog") ||
 		{ t_fail cache-system-store "build: exit $?"; rm -rf "$r"; return; }
@@ -194,14 +187,7 @@ test_cache_forged() {
 	run_true "$tmp/fg-user" off
 	[ "$(libc_pages)" = "$want" ] && ! has "$tmp/err" scanning && t_pass cache-forged-replaced ||
 		t_fail cache-forged-replaced "want $want pages of libc: $(cat "$tmp/err")"
-	if ! root_alone "$B"; then
-		t_skip cache-forged-shared "the build ($B) lies under a folder others can write, whose files a shared store does not take"
-		return
-	fi
-	if ! r=$(trusted_dir); then
-		t_skip cache-forged-shared "needs root and a root-owned folder (/run, /var/cache) for a trusted store"
-		return
-	fi
+	shared_store cache-forged-shared || return
 	mkdir -m 755 "$r/p" "$r/p/copy"
 	"$forge" forge noshdr "$libc" "$r/p/copy/libc.so.6" >/dev/null
 	"$forge" forge textrel "$libc" "$tmp/fg-textrel.so" >/dev/null

@@ -136,10 +136,7 @@ test_status_system() {
 	pid=$(started "$tmp/pid") || { t_fail status-system-names-protection "the probe never started"; kill "$xpid"; return; }
 	(trap - EXIT; exec sleep 30) &
 	plain=$!
-	local i=0
-	while [ "$(cat "/proc/$plain/comm" 2>/dev/null)" != sleep ] && [ $i -lt 200 ]; do
-		sleep 0.05; i=$((i + 1))
-	done
+	wait_comm "$plain" sleep
 	"$xom" status --system >"$tmp/out" 2>"$tmp/err"; local rc=$?
 	"$xom" status --system --json >"$tmp/json" 2>>"$tmp/err"
 	kill "$xpid" "$plain" 2>/dev/null; wait "$xpid" "$plain" 2>/dev/null
