@@ -68,6 +68,7 @@ include tests/fuzz/fuzz.mk
 include tests/vm/vm.mk
 include bench/bench.mk
 include cmd/cmd.mk
+include tests/cmd/cmd-tests.mk
 include demo/demo.mk
 include tests/peers/peers.mk
 include debian/deb.mk

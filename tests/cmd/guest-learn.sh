@@ -29,8 +29,9 @@ tmp=$(mktemp -d)
 # The system store's profiles folder: root's, as the runtime requires.
 sysprof=/var/cache/xom/profiles
 trap 'rm -rf "$tmp" "$sysprof"' EXIT
-# gcc's plans, made on the host (cmd/cmd.mk): scanning cc1 here would take
-# a minute.  A cache of our own, and a profile folder of our own.
+# gcc's plans, made on the host (tests/cmd/cmd-tests.mk): scanning cc1
+# here would take a minute.  A cache of our own, and a profile folder of
+# our own.
 mkdir -p "$tmp/cache"
 cp -a build/tests/learn/cache/xom "$tmp/cache/" 2>/dev/null && chmod 700 "$tmp/cache/xom"
 export XDG_CACHE_HOME=$tmp/cache XDG_CONFIG_HOME=$tmp/config

@@ -1,5 +1,5 @@
 #!/bin/bash
-# xom learn and xom profile on any machine (make check-cmd): the profile
+# xom learn and xom profile on any machine (make check-learn): the profile
 # format, merge, show, install, learn's plumbing, and the runtime finding a
 # program's profile by itself (with backend=none, which plans and counts
 # without protection keys).  What needs the keys runs in the guest

@@ -11,54 +11,18 @@
 set -u
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
-B=${B:-build}
-xom=$B/xom dyn=$B/tests/cmd/probe ptracer=$B/tests/cmd/ptracer
-sprobe=$B/tests/cmd/probe-static pie=$B/tests/cmd/probe-static-pie
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-export XDG_CACHE_HOME=$tmp/cache XDG_RUNTIME_DIR=$tmp/run
-mkdir -m 700 "$XDG_RUNTIME_DIR"
 unset XOM_OPTIONS
+# The scratch folder, run_rc and the waits on started programs are the
+# ones check-cmd's parts use (tests/cmd/native-lib.sh).
+. tests/cmd/native-lib.sh
+dyn=$B/tests/cmd/probe ptracer=$B/tests/cmd/ptracer
+sprobe=$B/tests/cmd/probe-static pie=$B/tests/cmd/probe-static-pie
 
-# run_rc NAME WANT_RC CMD...: output in $tmp/out and $tmp/err; 0 when the
-# exit status is WANT_RC, else one FAIL line.
-run_rc() {
-	local name=$1 want=$2 rc
-	shift 2
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	[ "$rc" = "$want" ] && return 0
-	t_fail "$name" "exit status $rc, expected $want; stderr: $(head -c 300 "$tmp/err")"
-	return 1
-}
 # xom_lines FILE: how many lines of FILE start with "xom: ".
 xom_lines() { grep -c '^xom: ' "$1"; }
-state() {
-	local s
-	s=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) && echo "${s%% *}" || echo gone
-}
-wait_state() {
-	local i=0
-	while ! case $(state "$1") in [$2]*) true ;; *) false ;; esac; do
-		[ $i -ge 200 ] && return 1
-		sleep 0.05
-		i=$((i + 1))
-	done
-}
-wait_for() {
-	local i=0
-	while ! has "$1" "$2" 2>/dev/null; do
-		[ $i -ge 200 ] && return 1
-		sleep 0.05
-		i=$((i + 1))
-	done
-}
-finish() {
-	wait_state "$1" Zg || kill -KILL "$1" 2>/dev/null
-	wait "$1"
-}
 # sleeper NAME PROG: "xom run -- PROG sleep 30" in the background under
-# backend=none; sets xpid (xom) and pid (the program).
+# backend=none; sets xpid (xom) and pid (the program).  It replaces
+# native-lib.sh's, which runs the dynamic probe only.
 sleeper() {
 	rm -f "$tmp/pid"
 	XOM_OPTIONS=backend=none "$xom" run -- "$2" sleep 30 >"$tmp/pid" 2>"$tmp/err" &
@@ -71,9 +35,6 @@ sleeper() {
 	done
 	pid=$(cat "$tmp/pid")
 }
-
-pku=0
-"$xom" check >/dev/null 2>&1 && pku=1
 
 if [ ! -x "$sprobe" ] || [ ! -x "$pie" ]; then
 	echo "SKIP static: no static libc (libc6-dev's libc.a) to build the static probes"

@@ -1,8 +1,14 @@
-# The system-wide commands' tests, sourced by tests/cmd/native.sh (bash):
-# xom enable/disable --system on a file of their own (--file; never this
-# machine's /etc/ld.so.preload), xom status --system and xom check's
-# reading of xom.conf.  Enforcement under /etc/ld.so.preload itself is
-# tested in the guest (tests/cmd/guest-system.sh).
+#!/bin/bash
+# tests/cmd/native-system.sh - the system-wide commands: xom enable and
+# disable --system on a file of their own (--file; never this machine's
+# /etc/ld.so.preload), xom status --system, and xom check's reading of
+# xom.conf.  Part of make check-cmd (tests/cmd/native.sh runs every part).
+# Enforcement under /etc/ld.so.preload itself is tested in the guest
+# (tests/cmd/guest-system.sh).
+set -u
+cd "$(dirname "$0")/../.."
+. tests/lib.sh
+. tests/cmd/native-lib.sh
 
 # An installation in a folder that every program could load a library
 # from (root's, nobody else can write it or anything above it); sets sysi.
@@ -19,7 +25,7 @@ system_cleanup() { [ -n "${sysi:-}" ] && rm -rf "$sysi"; }
 test_enable() {
 	local f=$tmp/etc/ld.so.preload lib force="" rc
 	if [ "$(id -u)" != 0 ] || ! system_install; then
-		t_skip enable "needs root and a folder that only root can write to"
+		t_skip enable-disable-round-trip "needs root and a folder that only root can write to"
 		return
 	fi
 	lib=$sysi/lib/xom/libxom.so
@@ -60,25 +66,25 @@ test_enable() {
 		[ "$(cat "$f")" = "$(cat "$tmp/orig")
 $lib" ] && [ "$(stat -c %a "$f")" = 644 ] && [ "$(stat -c %u "$f")" = 0 ] &&
 		has "$tmp/err" "$ran" ||
-		{ t_fail enable "rc $rc, file: $(cat "$f" | tr '\n' '|'), mode $(stat -c %a "$f"): $(cat "$tmp/err")"; return; }
+		{ t_fail enable-adds-library-line "rc $rc, file: $(cat "$f" | tr '\n' '|'), mode $(stat -c %a "$f"): $(cat "$tmp/err")"; return; }
 	cp "$f" "$tmp/enabled"
-	run_rc enable-again 0 "$sysi/bin/xom" enable --system $force --file "$f" || return
+	run_rc enable-twice-changes-nothing 0 "$sysi/bin/xom" enable --system $force --file "$f" || return
 	has "$tmp/err" "already enabled: $f lists $lib" && cmp -s "$f" "$tmp/enabled" ||
-		{ t_fail enable-again "$(cat "$tmp/err")"; return; }
-	run_rc disable 0 "$sysi/bin/xom" disable --system --file "$f" || return
+		{ t_fail enable-twice-changes-nothing "$(cat "$tmp/err")"; return; }
+	run_rc disable-restores-file 0 "$sysi/bin/xom" disable --system --file "$f" || return
 	cmp -s "$f" "$tmp/orig" && has "$tmp/err" "removed $lib from $f" ||
-		{ t_fail disable "left: $(cat "$f" | tr '\n' '|'): $(cat "$tmp/err")"; return; }
-	run_rc disable-again 0 "$sysi/bin/xom" disable --system --file "$f" || return
+		{ t_fail disable-restores-file "left: $(cat "$f" | tr '\n' '|'): $(cat "$tmp/err")"; return; }
+	run_rc disable-twice-changes-nothing 0 "$sysi/bin/xom" disable --system --file "$f" || return
 	has "$tmp/err" "already disabled: $f lists no libxom.so" && cmp -s "$f" "$tmp/orig" ||
-		{ t_fail disable-again "$(cat "$tmp/err")"; return; }
+		{ t_fail disable-twice-changes-nothing "$(cat "$tmp/err")"; return; }
 	# From no file to one line, and back to no file.
 	rm -f "$f"
-	run_rc enable-new 0 "$sysi/bin/xom" enable --system $force --file "$f" || return
-	[ "$(cat "$f")" = "$lib" ] || { t_fail enable-new "$(cat "$f")"; return; }
-	run_rc disable-last 0 "$sysi/bin/xom" disable --system --file "$f" || return
+	run_rc enable-creates-file 0 "$sysi/bin/xom" enable --system $force --file "$f" || return
+	[ "$(cat "$f")" = "$lib" ] || { t_fail enable-creates-file "$(cat "$f")"; return; }
+	run_rc disable-removes-emptied-file 0 "$sysi/bin/xom" disable --system --file "$f" || return
 	[ ! -e "$f" ] && has "$tmp/err" "disabled: removed $f" ||
-		{ t_fail disable-last "$(cat "$tmp/err")"; return; }
-	t_pass enable-disable
+		{ t_fail disable-removes-emptied-file "$(cat "$tmp/err")"; return; }
+	t_pass enable-disable-round-trip
 }
 
 # What enable must refuse: not root, a library others could replace, a
@@ -86,7 +92,7 @@ $lib" ] && [ "$(stat -c %a "$f")" = 644 ] && [ "$(stat -c %u "$f")" = 0 ] &&
 test_enable_refuses() {
 	local f=$tmp/etc/ld.so.preload bad rc
 	if [ "$(id -u)" != 0 ] || ! system_install; then
-		t_skip enable-refuses "needs root and a folder that only root can write to"
+		t_skip enable-refuses-unsafe-setups "needs root and a folder that only root can write to"
 		return
 	fi
 	mkdir -p "$tmp/etc"
@@ -117,7 +123,7 @@ test_enable_refuses() {
 	has "$tmp/err" "preloaded died by signal 7; not enabling" && [ ! -e "$f" ] ||
 		{ t_fail enable-truncated "$(cat "$tmp/err")"; return; }
 	rm -rf "$bad"
-	t_pass enable-refuses
+	t_pass enable-refuses-unsafe-setups
 }
 
 # Every process, with what protects it: a probe under xom run says
@@ -127,13 +133,10 @@ test_status_system() {
 	rm -f "$tmp/pid"
 	"$xom" run -- "$probe" sleep 30 >"$tmp/pid" 2>/dev/null &
 	local xpid=$!
-	pid=$(started "$tmp/pid") || { t_fail status-system "the probe never started"; kill "$xpid"; return; }
+	pid=$(started "$tmp/pid") || { t_fail status-system-names-protection "the probe never started"; kill "$xpid"; return; }
 	(trap - EXIT; exec sleep 30) &
 	plain=$!
-	local i=0
-	while [ "$(cat "/proc/$plain/comm" 2>/dev/null)" != sleep ] && [ $i -lt 200 ]; do
-		sleep 0.05; i=$((i + 1))
-	done
+	wait_comm "$plain" sleep
 	"$xom" status --system >"$tmp/out" 2>"$tmp/err"; local rc=$?
 	"$xom" status --system --json >"$tmp/json" 2>>"$tmp/err"
 	kill "$xpid" "$plain" 2>/dev/null; wait "$xpid" "$plain" 2>/dev/null
@@ -142,12 +145,12 @@ test_status_system() {
 		grep -q "^{\"pid\": $pid, .*\"protected_by\": \"preload\"" "$tmp/json" &&
 		grep -q "^{\"pid\": $plain, .*\"protected_by\": \"none\"" "$tmp/json" &&
 		tail -n 1 "$tmp/json" | grep -q '^{"total": {"processes": [1-9]' ||
-		{ t_fail status-system "rc $rc: $(grep -E "^ *($pid|$plain) |^total" "$tmp/out" | tr '\n' '|') $(cat "$tmp/err")"; return; }
+		{ t_fail status-system-names-protection "rc $rc: $(grep -E "^ *($pid|$plain) |^total" "$tmp/out" | tr '\n' '|') $(cat "$tmp/err")"; return; }
 	if [ "$pku" = 1 ] && ! grep -Eq "^ *$pid  preload +[1-9][0-9]* " "$tmp/out"; then
-		t_fail status-system "no execute-only page in the probe: $(grep -E "^ *$pid " "$tmp/out")"
+		t_fail status-system-names-protection "no execute-only page in the probe: $(grep -E "^ *$pid " "$tmp/out")"
 		return
 	fi
-	t_pass status-system
+	t_pass status-system-names-protection
 }
 
 # xom check reads xom.conf by the runtime's parser: each rule, matched or
@@ -185,7 +188,7 @@ test_check_conf() {
 		grep -q "^xom.conf     FAIL  $c: ignored by the runtime" "$tmp/out" ||
 			{ t_fail check-conf-mode "$(grep -i conf "$tmp/out" | tr '\n' '|')"; return; }
 	fi
-	t_pass check-conf
+	t_pass check-conf-reads-rules
 	# A file the user names must be there; only the default may be missing.
 	"$xom" check --conf "$tmp/conf/missing.conf" >"$tmp/out" 2>&1
 	rc=$?
@@ -201,20 +204,20 @@ test_check_folders() {
 	env -u XDG_CONFIG_HOME -u XDG_CACHE_HOME HOME=/nonexistent/home XOM_OPTIONS= "$xom" check >"$tmp/out" 2>&1
 	grep -q '^  profiles   default           /nonexistent/home/.config/xom/profiles$' "$tmp/out" &&
 		grep -q '^  cache      default           /nonexistent/home/.cache/xom$' "$tmp/out" ||
-		{ t_fail check-folders "$(grep -E '^  (profiles|cache) ' "$tmp/out" | tr '\n' '|')"; return; }
+		{ t_fail check-names-each-folder "$(grep -E '^  (profiles|cache) ' "$tmp/out" | tr '\n' '|')"; return; }
 	XOM_OPTIONS=cache=relative "$xom" check >"$tmp/out" 2>&1
 	grep -q '^cache        note  none: cache=relative is not an absolute path, so the runtime uses no cache' "$tmp/out" ||
-		{ t_fail check-folders "cache=relative: $(grep -E '^cache ' "$tmp/out")"; return; }
+		{ t_fail check-names-each-folder "cache=relative: $(grep -E '^cache ' "$tmp/out")"; return; }
 	"$xom" check >"$tmp/out" 2>&1
 	rc=$?
 	if [ "$pku" = 1 ]; then
-		! grep -q '^next ' "$tmp/out" || { t_fail check-folders "a next step where the CPU has keys"; return; }
+		! grep -q '^next ' "$tmp/out" || { t_fail check-names-each-folder "a next step where the CPU has keys"; return; }
 	else
 		[ $rc = 1 ] && grep -q '^next         protection keys come with .*`make demo`' "$tmp/out" &&
 			tail -n 1 "$tmp/out" | grep -q '^verdict      FAIL' ||
-			{ t_fail check-folders "no next step without keys: rc $rc: $(tail -n 2 "$tmp/out" | tr '\n' '|')"; return; }
+			{ t_fail check-names-each-folder "no next step without keys: rc $rc: $(tail -n 2 "$tmp/out" | tr '\n' '|')"; return; }
 	fi
-	t_pass check-folders
+	t_pass check-names-each-folder
 }
 
 # xom check reads a require=1 rule for what it does on this machine: where
@@ -357,14 +360,14 @@ test_require_secure() {
 test_check_secure() {
 	local up=$tmp/cs st r m1 m2 n1 progs
 	if ! etc_ns_ok || ! system_install || ! [ -d /usr/local/bin ] || ! st=$(trusted_dir); then
-		t_skip check-secure "needs root, unshare, an overlay over /etc in a mount namespace, and /usr/local/bin"
+		t_skip check-secure-counts-unplanned-setid "needs root, unshare, an overlay over /etc in a mount namespace, and /usr/local/bin"
 		return
 	fi
 	r=$tmp/csr
 	rm -rf "$up" "$r" && mkdir -m 755 "$up" "$up.bin" && mkdir "$r" && mkdir -p "$up.bin.work" &&
 		echo "$sysi/lib/xom/libxom.so" >"$up/ld.so.preload" && echo '* mode=off' >"$up/xom.conf" &&
 		chmod 644 "$up/ld.so.preload" "$up/xom.conf" && cp "$probe" "$up.bin/xom-suid-probe" &&
-		chmod 4755 "$up.bin/xom-suid-probe" || { t_fail check-secure "setup"; rm -rf "$st"; return; }
+		chmod 4755 "$up.bin/xom-suid-probe" || { t_fail check-secure-counts-unplanned-setid "setup"; rm -rf "$st"; return; }
 	chmod 755 "$st"
 	progs=$(find /usr/lib /usr/lib64 /usr/bin /usr/sbin /usr/libexec /usr/local -type f -perm /6000 2>/dev/null
 		command -v getcap >/dev/null && getcap -r /usr/lib /usr/lib64 /usr/bin /usr/sbin /usr/libexec /usr/local 2>/dev/null | cut -d' ' -f1)
@@ -385,14 +388,21 @@ test_check_secure() {
 	m1=$(count before 1) n1=$(count before 2) m2=$(count after 1)
 	rm -rf "$st"
 	if ! grep -q '^set-ID  ' "$r/before" || [ -z "$m1" ]; then
-		t_fail check-secure "before the probe's plan: $(grep '^set-ID' "$r/before")"
+		t_fail check-secure-counts-unplanned-setid "before the probe's plan: $(grep '^set-ID' "$r/before")"
 	elif [ "$m1" = 1 ]; then
-		t_check check-secure 'grep -q "^set-ID       note  1 of $n1 set-user-ID, set-group-ID and file-capability programs lack plans in $st/s, so each of their runs scans, .*: /usr/local/bin/xom-suid-probe (xom-suid-probe); root: xom cache build --system$" "$r/before" &&
+		t_check check-secure-counts-unplanned-setid 'grep -q "^set-ID       note  1 of $n1 set-user-ID, set-group-ID and file-capability programs lack plans in $st/s, so each of their runs scans, .*: /usr/local/bin/xom-suid-probe (xom-suid-probe); root: xom cache build --system$" "$r/before" &&
 			grep -q "^set-ID       ok    $n1 set-user-ID, set-group-ID and file-capability programs: $st/s has the plans of each and of what it loads$" "$r/after"' \
 			"$(grep '^set-ID' "$r/before" "$r/after")"
 	else
 		# This machine has such programs that the test could not find
 		# (file capabilities without getcap): the probe's plan is one less.
-		t_check check-secure '[ "$m2" = $((m1 - 1)) ]' "$(grep '^set-ID' "$r/before" "$r/after")"
+		t_check check-secure-counts-unplanned-setid '[ "$m2" = $((m1 - 1)) ]' "$(grep '^set-ID' "$r/before" "$r/after")"
 	fi
 }
+
+for t in test_enable test_enable_refuses test_status_system test_check_conf test_check_folders \
+	test_check_conf_require test_require_rescue test_require_secure test_check_secure; do
+	$t
+done
+system_cleanup
+t_summary
