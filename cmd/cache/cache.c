@@ -5,7 +5,7 @@
  * system store, root's; the user's cache; the fallback folder.
  *
  * build makes plans ahead of time, so that no program's first start has
- * to scan; prune drops the stale plans; stats (cache_stats.c) shows what
+ * to scan; prune drops the stale plans; stats (stats.c) shows what
  * each store holds and how much of it is stale.  Everything that writes a store goes
  * through plan/storewrite.c, under the store's lock, replacing files by
  * rename, so that running programs and their helpers can read and write
@@ -21,11 +21,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../loader/options.h"
-#include "../plan/build.h"
+#include "../../loader/options.h"
+#include "../../plan/build.h"
+#include "../cmd.h"
 #include "cache.h"
-#include "cache_stats.h"
-#include "cmd.h"
+#include "stats.h"
 
 const char cache_usage[] =
 	"usage: xom cache build|stats|prune [ARGS...]\n"

@@ -1,6 +1,6 @@
 /*
- * cache_store.h - the plan stores as the runtime reads them, seen from
- * outside (cmd/cache_store.c): which stores, whether trusted, a file's
+ * store.h - the plan stores as the runtime reads them, seen from
+ * outside (cmd/cache/store.c): which stores, whether trusted, a file's
  * key, what is current or stale.  For xom cache, status and profile.
  * Internal to cmd/.
  */
@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../loader/options.h"
-#include "../formats/xom_plan.h"
+#include "../../loader/options.h"
+#include "../../formats/xom_plan.h"
 
 /* The stores' names in reports, in xom_store_dirs' order. */
 extern const char *const cache_store_label[];
