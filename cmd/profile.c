@@ -334,17 +334,13 @@ static int cmd_install(int argc, char **argv)
 	return rc;
 }
 
-int cmd_profile(int argc, char **argv)
-{
-	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))
-		return show_help();
-	if (argc < 2)
-		return usage_error("show, merge or install?");
-	if (!strcmp(argv[1], "show"))
-		return cmd_show(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "merge"))
-		return cmd_merge(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "install"))
-		return cmd_install(argc - 1, argv + 1);
-	return usage_error("unknown subcommand '%s' (show, merge or install)", argv[1]);
-}
+static const struct xom_verb verbs[] = {
+	{ "show", "list a profile, or the profiles the runtime finds", cmd_show },
+	{ "merge", "write the pages of every IN into OUT", cmd_merge },
+	{ "install", "put each program's pages into its file in a profile folder",
+	  cmd_install },
+};
+
+const struct xom_verbs profile_verbs = {
+	verbs, sizeof verbs / sizeof verbs[0], "subcommand", "",
+};

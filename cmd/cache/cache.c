@@ -493,7 +493,14 @@ static int prune(const struct cache_opts *c)
 
 /* ---- the subcommand ---------------------------------------------------------- */
 
-int cmd_cache(int argc, char **argv)
+/*
+ * The options, which every verb takes the same way (each says which are
+ * its own); operands: whether the verb takes arguments after them.
+ * Returns -1 when the verb goes on, with optind at its first argument;
+ * else the exit status (its help, or a usage error).
+ */
+static int cache_options(int argc, char **argv, struct cache_opts *c,
+                         int operands)
 {
 	static const struct option longopts[] = {
 		{ "system", no_argument, NULL, 'S' },
@@ -506,58 +513,84 @@ int cmd_cache(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct cache_opts c = { 0 };
 	int ch;
 
+	memset(c, 0, sizeof(*c));
 	opterr = 0;
-	/* The action first: its options follow it. */
-	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))
-		return show_help();
-	if (argc < 2)
-		return usage_error("build, stats or prune?");
-	const char *action = argv[1];
-	if (strcmp(action, "build") && strcmp(action, "stats") && strcmp(action, "prune"))
-		return usage_error("unknown action '%s' (try build, stats or prune)", action);
-	argc--;
-	argv++;
 	while ((ch = getopt_long(argc, argv, "+:j:nqh", longopts, NULL)) != -1) {
 		char *end;
 		switch (ch) {
-		case 'S': c.system = 1; break;
+		case 'S': c->system = 1; break;
 		case 's':
 			if (!optarg[0])
 				return usage_error("--store needs a folder");
-			c.store = optarg;
+			c->store = optarg;
 			break;
 		case 'j':
 			errno = 0;
-			c.jobs = (int)strtol(optarg, &end, 10);
-			if (errno || *end || c.jobs < 1 || c.jobs > 64)
+			c->jobs = (int)strtol(optarg, &end, 10);
+			if (errno || *end || c->jobs < 1 || c->jobs > 64)
 				return usage_error("--jobs must be a number 1-64, got '%s'", optarg);
 			break;
-		case 'q': c.quiet = 1; break;
-		case 'J': c.json = 1; break;
-		case 'L': c.list = 1; break;
-		case 'n': c.dry_run = 1; break;
+		case 'q': c->quiet = 1; break;
+		case 'J': c->json = 1; break;
+		case 'L': c->list = 1; break;
+		case 'n': c->dry_run = 1; break;
 		case 'h': return show_help();
 		default: return option_error(ch, argv, longopts);
 		}
 	}
-	if (!strcmp(action, "build")) {
-		if (c.json || c.list)
-			return usage_error("--json and --list are for stats");
-		return build(&c, argc - optind, argv + optind);
-	}
-	if (optind < argc)
+	if (!operands && optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
-	if (!strcmp(action, "stats")) {
-		if (c.system || c.jobs || c.quiet || c.dry_run)
-			return usage_error("stats takes only --json, --list and --store");
-		if (c.json && c.list)
-			return usage_error("--json or --list, not both");
-		return cache_stats(c.store, c.json, c.list);
-	}
+	return -1;
+}
+
+static int verb_build(int argc, char **argv)
+{
+	struct cache_opts c;
+	int rc = cache_options(argc, argv, &c, 1);
+
+	if (rc >= 0)
+		return rc;
+	if (c.json || c.list)
+		return usage_error("--json and --list are for stats");
+	return build(&c, argc - optind, argv + optind);
+}
+
+static int verb_stats(int argc, char **argv)
+{
+	struct cache_opts c;
+	int rc = cache_options(argc, argv, &c, 0);
+
+	if (rc >= 0)
+		return rc;
+	if (c.system || c.jobs || c.quiet || c.dry_run)
+		return usage_error("stats takes only --json, --list and --store");
+	if (c.json && c.list)
+		return usage_error("--json or --list, not both");
+	return cache_stats(c.store, c.json, c.list);
+}
+
+static int verb_prune(int argc, char **argv)
+{
+	struct cache_opts c;
+	int rc = cache_options(argc, argv, &c, 0);
+
+	if (rc >= 0)
+		return rc;
 	if (c.json || c.list || c.jobs || c.dry_run)
 		return usage_error("prune takes only --system, --store and --quiet");
 	return prune(&c);
 }
+
+static const struct xom_verb verbs[] = {
+	{ "build", "make the plans ahead of time, skipping those that are current",
+	  verb_build },
+	{ "stats", "what each store holds, and how much of it is stale", verb_stats },
+	{ "prune", "drop the stale plans, the sets that hold one, unused symbol files",
+	  verb_prune },
+};
+
+const struct xom_verbs cache_verbs = {
+	verbs, sizeof(verbs) / sizeof(verbs[0]), "action", "try ",
+};
