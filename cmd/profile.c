@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/optword.h"
 #include "../loader/options.h"
 #include "../formats/xom_plan.h"
 #include "cache/store.h"
@@ -283,19 +284,25 @@ static int cmd_merge(int argc, char **argv)
 static int cmd_install(int argc, char **argv)
 {
 	char dir[PATH_MAX];
-	const char *to = NULL;
-	int system = 0, i = 1;
+	static const struct option longopts[] = {
+		{ "system", no_argument, NULL, 'S' },
+		{ "dir", required_argument, NULL, 'd' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *to = NULL, *word;
+	int system = 0, c, i;
 
-	for (; i < argc && argv[i][0] == '-'; i++) {
-		if (!strcmp(argv[i], "--system"))
+	/* Options stop at the first PROFILE ("+"); any other option, or
+	 * --dir without its folder, gets the message it always had. */
+	while ((c = getopt_word(argc, argv, "+:", longopts, &word)) != -1) {
+		if (c == 'S')
 			system = 1;
-		else if (!strcmp(argv[i], "--dir") && i + 1 < argc)
-			to = argv[++i];
-		else if (!strcmp(argv[i], "--"))
-			{ i++; break; }
+		else if (c == 'd')
+			to = optarg;
 		else
-			return usage_error("install: unknown option '%s'", argv[i]);
+			return usage_error("install: unknown option '%s'", word);
 	}
+	i = optind;
 	if (i >= argc)
 		return usage_error("install needs a PROFILE");
 	if (system && to)
