@@ -493,14 +493,34 @@ static int prune(const struct cache_opts *c)
 
 /* ---- the subcommand ---------------------------------------------------------- */
 
+/* The options that a verb may refuse, as bits. */
+enum {
+	OPT_SYSTEM = 1, OPT_JOBS = 2, OPT_QUIET = 4, OPT_JSON = 8, OPT_LIST = 16,
+	OPT_DRY_RUN = 32,
+};
+
+/* What one verb takes besides the options: arguments after them or none,
+ * and the options that it refuses, with the message that says so. */
+struct verb_takes {
+	int operands;
+	unsigned refuses;
+	const char *refusal;
+};
+
+static unsigned given(const struct cache_opts *c)
+{
+	return (c->system ? OPT_SYSTEM : 0) | (c->jobs ? OPT_JOBS : 0)
+	       | (c->quiet ? OPT_QUIET : 0) | (c->json ? OPT_JSON : 0)
+	       | (c->list ? OPT_LIST : 0) | (c->dry_run ? OPT_DRY_RUN : 0);
+}
+
 /*
- * The options, which every verb takes the same way (each says which are
- * its own); operands: whether the verb takes arguments after them.
- * Returns -1 when the verb goes on, with optind at its first argument;
- * else the exit status (its help, or a usage error).
+ * The options, which every verb reads the same way, then what the verb
+ * takes of them (t).  Returns -1 when the verb goes on, with optind at its
+ * first argument; else the exit status (its help, or a usage error).
  */
-static int cache_options(int argc, char **argv, struct cache_opts *c,
-                         int operands)
+static int cache_options(int argc, char **argv, const struct verb_takes *t,
+                         struct cache_opts *c)
 {
 	static const struct option longopts[] = {
 		{ "system", no_argument, NULL, 'S' },
@@ -540,32 +560,35 @@ static int cache_options(int argc, char **argv, struct cache_opts *c,
 		default: return option_error(ch, argv, longopts);
 		}
 	}
-	if (!operands && optind < argc)
+	if (!t->operands && optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (given(c) & t->refuses)
+		return usage_error("%s", t->refusal);
 	return -1;
 }
 
 static int verb_build(int argc, char **argv)
 {
+	static const struct verb_takes takes = {
+		1, OPT_JSON | OPT_LIST, "--json and --list are for stats",
+	};
 	struct cache_opts c;
-	int rc = cache_options(argc, argv, &c, 1);
+	int rc = cache_options(argc, argv, &takes, &c);
 
-	if (rc >= 0)
-		return rc;
-	if (c.json || c.list)
-		return usage_error("--json and --list are for stats");
-	return build(&c, argc - optind, argv + optind);
+	return rc >= 0 ? rc : build(&c, argc - optind, argv + optind);
 }
 
 static int verb_stats(int argc, char **argv)
 {
+	static const struct verb_takes takes = {
+		0, OPT_SYSTEM | OPT_JOBS | OPT_QUIET | OPT_DRY_RUN,
+		"stats takes only --json, --list and --store",
+	};
 	struct cache_opts c;
-	int rc = cache_options(argc, argv, &c, 0);
+	int rc = cache_options(argc, argv, &takes, &c);
 
 	if (rc >= 0)
 		return rc;
-	if (c.system || c.jobs || c.quiet || c.dry_run)
-		return usage_error("stats takes only --json, --list and --store");
 	if (c.json && c.list)
 		return usage_error("--json or --list, not both");
 	return cache_stats(c.store, c.json, c.list);
@@ -573,14 +596,14 @@ static int verb_stats(int argc, char **argv)
 
 static int verb_prune(int argc, char **argv)
 {
+	static const struct verb_takes takes = {
+		0, OPT_JSON | OPT_LIST | OPT_JOBS | OPT_DRY_RUN,
+		"prune takes only --system, --store and --quiet",
+	};
 	struct cache_opts c;
-	int rc = cache_options(argc, argv, &c, 0);
+	int rc = cache_options(argc, argv, &takes, &c);
 
-	if (rc >= 0)
-		return rc;
-	if (c.json || c.list || c.jobs || c.dry_run)
-		return usage_error("prune takes only --system, --store and --quiet");
-	return prune(&c);
+	return rc >= 0 ? rc : prune(&c);
 }
 
 static const struct xom_verb verbs[] = {
