@@ -1,7 +1,8 @@
 /*
  * store.h - the plan stores as the runtime reads them, seen from
  * outside (cmd/cache/store.c): which stores, whether trusted, a file's
- * key, what is current or stale.  For xom cache, status and profile.
+ * key, what is current or stale.  For xom cache, status, profile and
+ * learn (check and run's static programs have it through cache.h).
  * Internal to cmd/.
  */
 #ifndef XOM_CMD_CACHE_STORE_H
