@@ -21,7 +21,7 @@
 
 #include "../loader/options.h"
 #include "../formats/xom_plan.h"
-#include "cache.h"
+#include "cache/cache.h"
 #include "cmd.h"
 
 const char check_usage[] =

@@ -12,24 +12,41 @@
 
 #include "../common/xom_exit.h"
 
+/* One verb of a subcommand that has them (xom cache build, xom profile
+ * show); xom NAME --help lists each with its summary. */
+struct xom_verb {
+	const char *name, *summary;
+	int (*run)(int argc, char **argv);     /* argv[0] is the verb */
+};
+
+/* A subcommand's verbs, and the words of its message for an unknown one,
+ * "unknown NOUN 'VERB' (HINTa, b or c)", which each has always had. */
+struct xom_verbs {
+	const struct xom_verb *verb;
+	size_t n;
+	const char *noun, *hint;
+};
+
 /* One subcommand.  usage's first line is "usage: xom NAME ..."; xom --help
- * lists that line's tail and the summary, xom NAME --help prints usage. */
+ * lists that line's tail and the summary, xom NAME --help prints usage
+ * (and the verbs, for one that has them). */
 struct xom_command {
 	const char *name, *summary, *usage;
-	int (*run)(int argc, char **argv);     /* argv[0] is the name */
+	int (*run)(int argc, char **argv);     /* argv[0] is the name; NULL
+	                                          for one that has verbs */
+	const struct xom_verbs *verbs;         /* NULL: it has none */
 };
 
 int cmd_run(int argc, char **argv);
 int cmd_scan(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_status(int argc, char **argv);
-int cmd_cache(int argc, char **argv);
 int cmd_enable(int argc, char **argv);
 int cmd_disable(int argc, char **argv);
 int cmd_learn(int argc, char **argv);
-int cmd_profile(int argc, char **argv);
 extern const char run_usage[], scan_usage[], check_usage[], status_usage[],
 	cache_usage[], enable_usage[], disable_usage[], learn_usage[], profile_usage[];
+extern const struct xom_verbs cache_verbs, profile_verbs;
 
 /* "xom: " + the message + a newline, on stderr. */
 void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

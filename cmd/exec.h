@@ -2,7 +2,7 @@
  * exec.h - what exec runs for a file: its #! interpreter, or for an ELF
  * program the dynamic linker that PT_INTERP names (cmd/exec.c).  xom run
  * (prog.c) checks that chain before it forks; xom cache build
- * (cache_files.c) makes plans for each file on it.  Internal to cmd/.
+ * (cache/files.c) makes plans for each file on it.  Internal to cmd/.
  */
 #ifndef XOM_CMD_EXEC_H
 #define XOM_CMD_EXEC_H

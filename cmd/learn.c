@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "../formats/xom_plan.h"
-#include "cache.h"
+#include "cache/store.h"
 #include "cmd.h"
 #include "profile.h"
 

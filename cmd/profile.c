@@ -11,9 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/optword.h"
 #include "../loader/options.h"
 #include "../formats/xom_plan.h"
-#include "cache.h"
+#include "cache/store.h"
 #include "cmd.h"
 #include "profile.h"
 
@@ -283,19 +284,25 @@ static int cmd_merge(int argc, char **argv)
 static int cmd_install(int argc, char **argv)
 {
 	char dir[PATH_MAX];
-	const char *to = NULL;
-	int system = 0, i = 1;
+	static const struct option longopts[] = {
+		{ "system", no_argument, NULL, 'S' },
+		{ "dir", required_argument, NULL, 'd' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *to = NULL, *word;
+	int system = 0, c, i;
 
-	for (; i < argc && argv[i][0] == '-'; i++) {
-		if (!strcmp(argv[i], "--system"))
+	/* Options stop at the first PROFILE ("+"); any other option, or
+	 * --dir without its folder, gets the message it always had. */
+	while ((c = getopt_word(argc, argv, "+:", longopts, &word)) != -1) {
+		if (c == 'S')
 			system = 1;
-		else if (!strcmp(argv[i], "--dir") && i + 1 < argc)
-			to = argv[++i];
-		else if (!strcmp(argv[i], "--"))
-			{ i++; break; }
+		else if (c == 'd')
+			to = optarg;
 		else
-			return usage_error("install: unknown option '%s'", argv[i]);
+			return usage_error("install: unknown option '%s'", word);
 	}
+	i = optind;
 	if (i >= argc)
 		return usage_error("install needs a PROFILE");
 	if (system && to)
@@ -334,17 +341,13 @@ static int cmd_install(int argc, char **argv)
 	return rc;
 }
 
-int cmd_profile(int argc, char **argv)
-{
-	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))
-		return show_help();
-	if (argc < 2)
-		return usage_error("show, merge or install?");
-	if (!strcmp(argv[1], "show"))
-		return cmd_show(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "merge"))
-		return cmd_merge(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "install"))
-		return cmd_install(argc - 1, argv + 1);
-	return usage_error("unknown subcommand '%s' (show, merge or install)", argv[1]);
-}
+static const struct xom_verb verbs[] = {
+	{ "show", "list a profile, or the profiles the runtime finds", cmd_show },
+	{ "merge", "write the pages of every IN into OUT", cmd_merge },
+	{ "install", "put each program's pages into its file in a profile folder",
+	  cmd_install },
+};
+
+const struct xom_verbs profile_verbs = {
+	verbs, sizeof verbs / sizeof verbs[0], "subcommand", "",
+};

@@ -15,7 +15,7 @@
 
 #include "../loader/options.h"
 #include "../formats/xom_plan.h"
-#include "cache.h"
+#include "cache/store.h"
 #include "cmd.h"
 #include "profile.h"
 

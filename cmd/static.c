@@ -39,7 +39,7 @@
 #include <unistd.h>
 
 #include "../loader/options.h"
-#include "cache.h"
+#include "cache/cache.h"
 #include "cmd.h"
 #include "static.h"
 

@@ -16,7 +16,7 @@
 
 #include "../loader/options.h"
 #include "../formats/xom_plan.h"
-#include "cache.h"
+#include "cache/store.h"
 #include "cmd.h"
 #include "smaps.h"
 #include "status_system.h"

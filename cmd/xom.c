@@ -1,6 +1,7 @@
 /*
  * xom.c - the xom command's front: the table of subcommands, from which
- * `xom --help`, "unknown command" and `xom COMMAND --help` all come, and
+ * `xom --help`, "unknown command" and `xom COMMAND --help` all come, the
+ * dispatch of the verbs of those that have them (xom cache build), and
  * the helpers that the subcommands share (cmd.h).
  *
  * This is an ordinary program, not code that runs inside a host process, so
@@ -22,22 +23,23 @@
 #define XOM_VERSION "0.1.0"
 
 static const struct xom_command commands[] = {
-	{ "run", "run PROG with its code execute-only", run_usage, cmd_run },
-	{ "scan", "show which code pages can be protected", scan_usage, cmd_scan },
+	{ "run", "run PROG with its code execute-only", run_usage, cmd_run, NULL },
+	{ "scan", "show which code pages can be protected", scan_usage, cmd_scan,
+	  NULL },
 	{ "check", "can this machine enforce execute-only code?", check_usage,
-	  cmd_check },
+	  cmd_check, NULL },
 	{ "status", "which code of a process is execute-only", status_usage,
-	  cmd_status },
+	  cmd_status, NULL },
 	{ "cache", "build, show or prune the plans of programs", cache_usage,
-	  cmd_cache },
+	  NULL, &cache_verbs },
 	{ "enable", "load xom into every program (/etc/ld.so.preload)",
-	  enable_usage, cmd_enable },
+	  enable_usage, cmd_enable, NULL },
 	{ "disable", "stop loading xom into every program", disable_usage,
-	  cmd_disable },
+	  cmd_disable, NULL },
 	{ "learn", "run PROG and learn which code pages it reads", learn_usage,
-	  cmd_learn },
+	  cmd_learn, NULL },
 	{ "profile", "show, merge or install profiles of pages kept readable",
-	  profile_usage, cmd_profile },
+	  profile_usage, NULL, &profile_verbs },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -106,12 +108,27 @@ static void list_commands(void)
 	fputs(main_tail, stdout);
 }
 
+/* A subcommand's help with its verbs from its table: the synopsis (the
+ * usage up to its first empty line), the verbs, then the rest. */
+static void list_verbs(const struct xom_command *c)
+{
+	const char *rest = strstr(c->usage, "\n\n");
+	int head = rest ? (int)(rest - c->usage) + 1 : (int)strlen(c->usage);
+
+	printf("%.*s\nVerbs:\n", head, c->usage);
+	for (size_t i = 0; i < c->verbs->n; i++)
+		printf("  %-8s %s\n", c->verbs->verb[i].name, c->verbs->verb[i].summary);
+	fputs(c->usage + head, stdout);
+}
+
 int show_help(void)
 {
-	if (current)
-		fputs(current->usage, stdout);
-	else
+	if (!current)
 		list_commands();
+	else if (current->verbs)
+		list_verbs(current);
+	else
+		fputs(current->usage, stdout);
 	return XOM_EXIT_OK;
 }
 
@@ -201,16 +218,47 @@ static const struct xom_command *find_command(const char *name)
 	return NULL;
 }
 
+/* Adds the i-th of count names to the list in buf (len so far), worded
+ * "a, b or c" for messages. */
+static void list_name(char *buf, size_t cap, size_t *len, size_t i,
+                      size_t count, const char *name)
+{
+	if (*len < cap)
+		*len += (size_t)snprintf(buf + *len, cap - *len, "%s%s",
+		                         i == 0 ? "" : i + 1 < count ? ", " : " or ",
+		                         name);
+}
+
 static int unknown_command(const char *name)
 {
 	char names[128] = "";
 	size_t n = 0;
 
-	for (size_t i = 0; i < NCOMMANDS && n < sizeof names; i++)
-		n += (size_t)snprintf(names + n, sizeof names - n, "%s%s",
-		                      i == 0 ? "" : i + 1 < NCOMMANDS ? ", " : " or ",
-		                      commands[i].name);
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		list_name(names, sizeof names, &n, i, NCOMMANDS, commands[i].name);
 	return usage_error("unknown command '%s' (try %s)", name, names);
+}
+
+/* Runs the verb that argv[1] names (argv[0] is the subcommand) with the
+ * rest, or says that there is none or what it is: the subcommand's help
+ * for -h or --help, a usage error when it is missing or unknown. */
+static int run_verb(const struct xom_verbs *vs, int argc, char **argv)
+{
+	char names[128] = "";
+	size_t n = 0;
+
+	/* The verb comes first: its options follow it. */
+	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))
+		return show_help();
+	for (size_t i = 0; i < vs->n; i++)
+		list_name(names, sizeof names, &n, i, vs->n, vs->verb[i].name);
+	if (argc < 2)
+		return usage_error("%s?", names);
+	for (size_t i = 0; i < vs->n; i++)
+		if (!strcmp(vs->verb[i].name, argv[1]))
+			return vs->verb[i].run(argc - 1, argv + 1);
+	return usage_error("unknown %s '%s' (%s%s)", vs->noun, argv[1], vs->hint,
+	                   names);
 }
 
 /* xom help [COMMAND] */
@@ -255,5 +303,7 @@ int main(int argc, char **argv)
 	/* Each command parses its own options, from a fresh start: 0 makes
 	 * getopt read the new option string's '+' too. */
 	optind = 0;
+	if (current->verbs)
+		return run_verb(current->verbs, argc, argv);
 	return current->run(argc, argv);
 }

@@ -112,7 +112,7 @@ void xom_ident_key(const struct stat *st, struct xom_plan_key *k);
  * the whole file: a copy without its section headers has libc's code
  * bytes and another plan), so the plan that matches the file replaces
  * another of the same shape; a shared store takes plans by build-id only
- * from files that root alone can change (cmd/cache.c); and the runtime's
+ * from files that root alone can change (cmd/cache/cache.c); and the runtime's
  * helper writes only a user's own cache, from the files that user's
  * programs map.  Against the shape the
  * checks are cheap: a few dozen words per object, once, as it arrives.

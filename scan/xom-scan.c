@@ -10,9 +10,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "../common/json.h"
+#include "../common/optword.h"
 #include "xom_scan.h"
 #include "xom_scan_exit.h"
 
@@ -158,44 +158,70 @@ static void print_json(const char *file, const struct xom_map *m)
 	printf("]}\n");
 }
 
+/* -j's value: 1 to 64 threads, or 0. */
+static unsigned threads_arg(const char *v)
+{
+	char *end;
+	unsigned long n = strtoul(v, &end, 10);
+
+	return *v && !*end && n >= 1 && n <= 64 ? (unsigned)n : 0;
+}
+
+/*
+ * Reads the options into *fmt and *threads; -1 with optind at the first
+ * file, else the exit status.  Options stop at the first file ("+"), and
+ * the messages are xom-scan's own, quoting the whole word.
+ */
+static int read_options(int argc, char **argv, enum fmt *fmt, unsigned *threads)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'J' },
+		{ "map", no_argument, NULL, 'M' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *word;
+	int c;
+
+	while ((c = getopt_word(argc, argv, "+:hj:", longopts, &word)) != -1) {
+		switch (c) {
+		case 'J': *fmt = FMT_JSON; break;
+		case 'M': *fmt = FMT_MAP; break;
+		case 'j':       /* -j N, or -jN as make takes it */
+			if (!(*threads = threads_arg(optarg))) {
+				fprintf(stderr, "xom-scan: -j wants 1 to 64\n%s", usage);
+				return XOM_EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			/* -h alone: "-hx" is an unknown option, not help */
+			if (word[1] == '-' || !word[2]) {
+				fputs(usage, stdout);
+				return 0;
+			}
+			/* fall through */
+		default:        /* unknown, or -j without its value */
+			fprintf(stderr, "xom-scan: unknown option '%s'\n%s", word, usage);
+			return XOM_EXIT_USAGE;
+		}
+	}
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	enum fmt fmt = FMT_TEXT;
 	unsigned threads = 1;
-	int status = 0, i;
+	int status = read_options(argc, argv, &fmt, &threads);
 
-	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
-		if (!strcmp(argv[i], "--")) {
-			i++;
-			break;
-		} else if (!strcmp(argv[i], "--json")) {
-			fmt = FMT_JSON;
-		} else if (!strcmp(argv[i], "--map")) {
-			fmt = FMT_MAP;
-		} else if ((!strcmp(argv[i], "-j") && i + 1 < argc) ||
-		           (!strncmp(argv[i], "-j", 2) && argv[i][2])) {
-			/* -j N, or -jN as make takes it */
-			const char *v = argv[i][2] ? argv[i] + 2 : argv[++i];
-			char *end;
-			unsigned long n = strtoul(v, &end, 10);
-			if (!*v || *end || n < 1 || n > 64) {
-				fprintf(stderr, "xom-scan: -j wants 1 to 64\n%s", usage);
-				return XOM_EXIT_USAGE;
-			}
-			threads = (unsigned)n;
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs(usage, stdout);
-			return 0;
-		} else {
-			fprintf(stderr, "xom-scan: unknown option '%s'\n%s", argv[i], usage);
-			return XOM_EXIT_USAGE;
-		}
-	}
-	if (i == argc) {
+	if (status >= 0)
+		return status;
+	if (optind == argc) {
 		fprintf(stderr, "xom-scan: no file given\n%s", usage);
 		return XOM_EXIT_USAGE;
 	}
-	for (; i < argc; i++) {
+	status = 0;
+	for (int i = optind; i < argc; i++) {
 		char err[256];
 		struct xom_map *m;
 		int rc = xom_scan_file_threads(argv[i], threads, &m, err, sizeof err);

@@ -87,11 +87,11 @@ $(CACHE_TEST)/auditprog: tests/cmd/cacheprog.c $(CACHE_TEST)/lib/libcachedep.so 
 # xom status's counting rule, on made-up smaps text (it includes
 # cmd/status.c, and links the rule, cmd/smaps.c).
 $(B)/tests/cmd/status_count: tests/cmd/status_count.c cmd/status.c cmd/cmd.h \
-		$(B)/cmd/smaps.o $(B)/cmd/cache_store.o $(OPTIONS_OBJ) \
+		$(B)/cmd/smaps.o $(B)/cmd/cache/store.o $(OPTIONS_OBJ) \
 		$(PLAN_FORMAT_OBJ) | $(B)/.deps-build
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -o $@ $< $(B)/cmd/smaps.o \
-		$(B)/cmd/cache_store.o $(OPTIONS_OBJ) $(PLAN_FORMAT_OBJ)
+		$(B)/cmd/cache/store.o $(OPTIONS_OBJ) $(PLAN_FORMAT_OBJ)
 
 .PHONY: check-cmd cmd-tests
 # xomtest's seccomp filter stands in for a machine without usable keys in

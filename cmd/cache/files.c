@@ -1,5 +1,5 @@
 /*
- * cache_files.c - what xom cache build makes plans for: the files named,
+ * files.c - what xom cache build makes plans for: the files named,
  * a program and everything the dynamic linker loads with it, or every ELF
  * object of the system that the runtime can meet.  Each file is named once,
  * by its real path, however many links lead to it.
@@ -28,10 +28,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../cmd.h"
+#include "../exec.h"
 #include "cache.h"
-#include "cmd.h"
-#include "cache_elf.h"
-#include "exec.h"
+#include "elffile.h"
 
 /* ---- the list ------------------------------------------------------------- */
 
@@ -322,7 +322,7 @@ static int run_listing(const char *name, const char *path, char **envp, int loud
  * lines are "\tNAME => PATH (0xADDR)", "\tNAME => not found" and
  * "\tPATH (0xADDR)" (the dynamic linker itself, the vDSO, a preload).
  * The last build's listing stands in for the run while nothing that it
- * depends on changed (cache_listings.c).
+ * depends on changed (listings.c).
  */
 static int list_libraries(struct cache_files *l, const char *name,
                           const char *path, int secure, int add, int program)

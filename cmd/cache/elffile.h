@@ -1,9 +1,9 @@
 /*
- * cache_elf.h - what an ELF file is, for xom cache (cmd/cache_elf.c).
+ * elffile.h - what an ELF file is, for xom cache (cmd/cache/elffile.c).
  * Internal to cmd/.
  */
-#ifndef XOM_CMD_CACHE_ELF_H
-#define XOM_CMD_CACHE_ELF_H
+#ifndef XOM_CMD_CACHE_ELFFILE_H
+#define XOM_CMD_CACHE_ELFFILE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -5,7 +5,7 @@
  * system store, root's; the user's cache; the fallback folder.
  *
  * build makes plans ahead of time, so that no program's first start has
- * to scan; prune drops the stale plans; stats (cache_stats.c) shows what
+ * to scan; prune drops the stale plans; stats (stats.c) shows what
  * each store holds and how much of it is stale.  Everything that writes a store goes
  * through plan/storewrite.c, under the store's lock, replacing files by
  * rename, so that running programs and their helpers can read and write
@@ -21,11 +21,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../loader/options.h"
-#include "../plan/build.h"
+#include "../../loader/options.h"
+#include "../../plan/build.h"
+#include "../cmd.h"
 #include "cache.h"
-#include "cache_stats.h"
-#include "cmd.h"
+#include "stats.h"
 
 const char cache_usage[] =
 	"usage: xom cache build|stats|prune [ARGS...]\n"
@@ -493,7 +493,34 @@ static int prune(const struct cache_opts *c)
 
 /* ---- the subcommand ---------------------------------------------------------- */
 
-int cmd_cache(int argc, char **argv)
+/* The options that a verb may refuse, as bits. */
+enum {
+	OPT_SYSTEM = 1, OPT_JOBS = 2, OPT_QUIET = 4, OPT_JSON = 8, OPT_LIST = 16,
+	OPT_DRY_RUN = 32,
+};
+
+/* What one verb takes besides the options: arguments after them or none,
+ * and the options that it refuses, with the message that says so. */
+struct verb_takes {
+	int operands;
+	unsigned refuses;
+	const char *refusal;
+};
+
+static unsigned given(const struct cache_opts *c)
+{
+	return (c->system ? OPT_SYSTEM : 0) | (c->jobs ? OPT_JOBS : 0)
+	       | (c->quiet ? OPT_QUIET : 0) | (c->json ? OPT_JSON : 0)
+	       | (c->list ? OPT_LIST : 0) | (c->dry_run ? OPT_DRY_RUN : 0);
+}
+
+/*
+ * The options, which every verb reads the same way, then what the verb
+ * takes of them (t).  Returns -1 when the verb goes on, with optind at its
+ * first argument; else the exit status (its help, or a usage error).
+ */
+static int cache_options(int argc, char **argv, const struct verb_takes *t,
+                         struct cache_opts *c)
 {
 	static const struct option longopts[] = {
 		{ "system", no_argument, NULL, 'S' },
@@ -506,58 +533,87 @@ int cmd_cache(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct cache_opts c = { 0 };
 	int ch;
 
+	memset(c, 0, sizeof(*c));
 	opterr = 0;
-	/* The action first: its options follow it. */
-	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))
-		return show_help();
-	if (argc < 2)
-		return usage_error("build, stats or prune?");
-	const char *action = argv[1];
-	if (strcmp(action, "build") && strcmp(action, "stats") && strcmp(action, "prune"))
-		return usage_error("unknown action '%s' (try build, stats or prune)", action);
-	argc--;
-	argv++;
 	while ((ch = getopt_long(argc, argv, "+:j:nqh", longopts, NULL)) != -1) {
 		char *end;
 		switch (ch) {
-		case 'S': c.system = 1; break;
+		case 'S': c->system = 1; break;
 		case 's':
 			if (!optarg[0])
 				return usage_error("--store needs a folder");
-			c.store = optarg;
+			c->store = optarg;
 			break;
 		case 'j':
 			errno = 0;
-			c.jobs = (int)strtol(optarg, &end, 10);
-			if (errno || *end || c.jobs < 1 || c.jobs > 64)
+			c->jobs = (int)strtol(optarg, &end, 10);
+			if (errno || *end || c->jobs < 1 || c->jobs > 64)
 				return usage_error("--jobs must be a number 1-64, got '%s'", optarg);
 			break;
-		case 'q': c.quiet = 1; break;
-		case 'J': c.json = 1; break;
-		case 'L': c.list = 1; break;
-		case 'n': c.dry_run = 1; break;
+		case 'q': c->quiet = 1; break;
+		case 'J': c->json = 1; break;
+		case 'L': c->list = 1; break;
+		case 'n': c->dry_run = 1; break;
 		case 'h': return show_help();
 		default: return option_error(ch, argv, longopts);
 		}
 	}
-	if (!strcmp(action, "build")) {
-		if (c.json || c.list)
-			return usage_error("--json and --list are for stats");
-		return build(&c, argc - optind, argv + optind);
-	}
-	if (optind < argc)
+	if (!t->operands && optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
-	if (!strcmp(action, "stats")) {
-		if (c.system || c.jobs || c.quiet || c.dry_run)
-			return usage_error("stats takes only --json, --list and --store");
-		if (c.json && c.list)
-			return usage_error("--json or --list, not both");
-		return cache_stats(c.store, c.json, c.list);
-	}
-	if (c.json || c.list || c.jobs || c.dry_run)
-		return usage_error("prune takes only --system, --store and --quiet");
-	return prune(&c);
+	if (given(c) & t->refuses)
+		return usage_error("%s", t->refusal);
+	return -1;
 }
+
+static int verb_build(int argc, char **argv)
+{
+	static const struct verb_takes takes = {
+		1, OPT_JSON | OPT_LIST, "--json and --list are for stats",
+	};
+	struct cache_opts c;
+	int rc = cache_options(argc, argv, &takes, &c);
+
+	return rc >= 0 ? rc : build(&c, argc - optind, argv + optind);
+}
+
+static int verb_stats(int argc, char **argv)
+{
+	static const struct verb_takes takes = {
+		0, OPT_SYSTEM | OPT_JOBS | OPT_QUIET | OPT_DRY_RUN,
+		"stats takes only --json, --list and --store",
+	};
+	struct cache_opts c;
+	int rc = cache_options(argc, argv, &takes, &c);
+
+	if (rc >= 0)
+		return rc;
+	if (c.json && c.list)
+		return usage_error("--json or --list, not both");
+	return cache_stats(c.store, c.json, c.list);
+}
+
+static int verb_prune(int argc, char **argv)
+{
+	static const struct verb_takes takes = {
+		0, OPT_JSON | OPT_LIST | OPT_JOBS | OPT_DRY_RUN,
+		"prune takes only --system, --store and --quiet",
+	};
+	struct cache_opts c;
+	int rc = cache_options(argc, argv, &takes, &c);
+
+	return rc >= 0 ? rc : prune(&c);
+}
+
+static const struct xom_verb verbs[] = {
+	{ "build", "make the plans ahead of time, skipping those that are current",
+	  verb_build },
+	{ "stats", "what each store holds, and how much of it is stale", verb_stats },
+	{ "prune", "drop the stale plans, the sets that hold one, unused symbol files",
+	  verb_prune },
+};
+
+const struct xom_verbs cache_verbs = {
+	verbs, sizeof(verbs) / sizeof(verbs[0]), "action", "try ",
+};

@@ -1,21 +1,21 @@
 /*
- * cache.h - what the parts of xom cache share (cmd/cache*.c).  Internal to
+ * cache.h - what the parts of xom cache share (cmd/cache/).  Internal to
  * cmd/.
  *
- *   cache.c        the subcommand: options, which store; build and prune
- *   cache_stats.c  xom cache stats: what each store holds, what is stale
- *                  (cache_stats.h)
- *   cache_files.c  what to build: a program and what the dynamic linker
- *                  loads with it, or every ELF object of the system
- *   cache_elf.c    what an ELF file is, and the folders its run paths
- *                  name (cache_elf.h)
- *   cache_listings.c  the last build's listings, used again while what
- *                  they depend on is unchanged
- *   cache_store.c  the stores as the runtime reads them: which, whether
- *                  trusted, a file's key, what is current or stale
- *                  (cache_store.h, which this header includes)
- *   cache_scan.c   the scanning: xom-plan helpers on every core, the
- *                  progress line, the plans merged into the store
+ *   cache.c     the subcommand: options, which store; build and prune
+ *   stats.c     xom cache stats: what each store holds, what is stale
+ *               (stats.h)
+ *   files.c     what to build: a program and what the dynamic linker
+ *               loads with it, or every ELF object of the system
+ *   elffile.c   what an ELF file is, and the folders its run paths
+ *               name (elffile.h)
+ *   listings.c  the last build's listings, used again while what
+ *               they depend on is unchanged
+ *   store.c     the stores as the runtime reads them: which, whether
+ *               trusted, a file's key, what is current or stale
+ *               (store.h, which this header includes)
+ *   scanning.c  the scanning: xom-plan helpers on every core, the
+ *               progress line, the plans merged into the store
  */
 #ifndef XOM_CMD_CACHE_H
 #define XOM_CMD_CACHE_H
@@ -24,9 +24,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../loader/options.h"
-#include "../formats/xom_plan.h"
-#include "cache_store.h"
+#include "../../loader/options.h"
+#include "../../formats/xom_plan.h"
+#include "store.h"
 
 /* ---- cache.c ------------------------------------------------------------- */
 
@@ -35,7 +35,7 @@ struct cache_opts {
 	const char *store;
 };
 
-/* ---- cache_files.c ------------------------------------------------------ */
+/* ---- files.c ------------------------------------------------------------ */
 
 /* One file to have a plan for, named once (deduplicated by device and
  * inode). */
@@ -67,7 +67,7 @@ struct cache_files {
 	const char *preload;
 	struct cache_start *starts;     /* one per program, for its set */
 	size_t nstarts, capstarts;
-	/* The last build's listings (cache_listings.c), or NULL. */
+	/* The last build's listings (listings.c), or NULL. */
 	struct cache_listings *memo;
 };
 
@@ -111,7 +111,7 @@ const char *files_ldso(void);
 /* The folders that files_add_system walks, NULL-terminated. */
 extern const char *const files_system_dirs[];
 
-/* ---- cache_listings.c --------------------------------------------------- */
+/* ---- listings.c --------------------------------------------------------- */
 
 /* The file in a store that keeps the last build's listings. */
 #define XOM_STORE_LISTINGS "listings"
@@ -144,7 +144,7 @@ int listings_save(struct cache_listings *m, const char *dir, int all);
 
 void listings_free(struct cache_listings *m);
 
-/* ---- cache_scan.c ------------------------------------------------------- */
+/* ---- scanning.c --------------------------------------------------------- */
 
 struct scan_opts {
 	const char *store;              /* the store the plans go into */

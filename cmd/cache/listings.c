@@ -1,9 +1,9 @@
 /*
- * cache_listings.c - what the dynamic linker listed for each program at
+ * listings.c - what the dynamic linker listed for each program at
  * the last build, kept in the store (XOM_STORE_LISTINGS), so that a build
  * of a store that is current starts no listing.
  *
- * A listing (LD_TRACE_LOADED_OBJECTS, cache_files.c) depends only on
+ * A listing (LD_TRACE_LOADED_OBJECTS, files.c) depends only on
  * the program, the files it lists, the folders that their DT_RPATH and
  * DT_RUNPATH name, the linker's cache and /etc/ld.so.preload, the
  * dynamic linker that lists, and the libxom.so that it preloads.  A
@@ -32,9 +32,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../plan/build.h"
+#include "../../plan/build.h"
 #include "cache.h"
-#include "cache_elf.h"
+#include "elffile.h"
 
 #define LISTINGS_MAGIC "xom-listings 1"
 

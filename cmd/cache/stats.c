@@ -1,5 +1,5 @@
 /*
- * cache_stats.c - xom cache stats: what each store the runtime reads
+ * stats.c - xom cache stats: what each store the runtime reads
  * holds (plans, their bytes and ages, symbol files), how much of it is
  * stale (the file gone or changed), and with --list one line per plan.
  * Reads the stores only; never takes their locks.
@@ -13,12 +13,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../common/json.h"
-#include "../loader/options.h"
-#include "../plan/build.h"
-#include "cache_stats.h"
-#include "cache_store.h"
-#include "cmd.h"
+#include "../../common/json.h"
+#include "../../loader/options.h"
+#include "../../plan/build.h"
+#include "../cmd.h"
+#include "stats.h"
+#include "store.h"
 
 struct tally {
 	const char *label;              /* --list: one line per plan */

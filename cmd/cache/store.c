@@ -1,5 +1,5 @@
 /*
- * cache_store.c - the plan stores as the runtime reads them (loader/stores.c
+ * store.c - the plan stores as the runtime reads them (loader/stores.c
  * and loader/lookup.c), from outside: whether it would trust a store, the
  * key it looks a file up by, and whether a plan's file is still the one
  * the plan was made from.  The index is read with the runtime's own format
@@ -16,8 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cache_store.h"
-#include "cmd.h"
+#include "../cmd.h"
+#include "store.h"
 
 int store_map(const char *dir, struct store_index *ix)
 {

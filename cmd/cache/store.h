@@ -1,7 +1,8 @@
 /*
- * cache_store.h - the plan stores as the runtime reads them, seen from
- * outside (cmd/cache_store.c): which stores, whether trusted, a file's
- * key, what is current or stale.  For xom cache, status and profile.
+ * store.h - the plan stores as the runtime reads them, seen from
+ * outside (cmd/cache/store.c): which stores, whether trusted, a file's
+ * key, what is current or stale.  For xom cache, status, profile and
+ * learn (check and run's static programs have it through cache.h).
  * Internal to cmd/.
  */
 #ifndef XOM_CMD_CACHE_STORE_H
@@ -10,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../loader/options.h"
-#include "../formats/xom_plan.h"
+#include "../../loader/options.h"
+#include "../../formats/xom_plan.h"
 
 /* The stores' names in reports, in xom_store_dirs' order. */
 extern const char *const cache_store_label[];

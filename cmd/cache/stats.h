@@ -1,5 +1,5 @@
 /*
- * cache_stats.h - xom cache stats (cmd/cache_stats.c).  Internal to cmd/.
+ * stats.h - xom cache stats (cmd/cache/stats.c).  Internal to cmd/.
  */
 #ifndef XOM_CMD_CACHE_STATS_H
 #define XOM_CMD_CACHE_STATS_H

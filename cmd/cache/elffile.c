@@ -1,5 +1,5 @@
 /*
- * cache_elf.c - what an ELF file is, for xom cache: whether the runtime
+ * elffile.c - what an ELF file is, for xom cache: whether the runtime
  * meets it (a shared object or a dynamically linked program with code), a
  * static program, a file without code or none of these, and the folders
  * its DT_RPATH and DT_RUNPATH name.  Read from the program headers and
@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cache_elf.h"
-#include "exec.h"
+#include "../exec.h"
+#include "elffile.h"
 
 /* Reads n bytes at off; 0, or -1 (short or failed). */
 static int read_at(int fd, void *buf, size_t n, uint64_t off)

@@ -1,5 +1,5 @@
 /*
- * cache_scan.c - scans files for xom cache build: the runtime's own helper,
+ * scanning.c - scans files for xom cache build: the runtime's own helper,
  * xom-plan, on a few files at a time, as many at once as there are cores,
  * the biggest files first so that no core is left at the end with the
  * largest one.  Each helper keeps its plans and symbol files in a private
@@ -26,9 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../plan/build.h"
+#include "../../plan/build.h"
+#include "../cmd.h"
 #include "cache.h"
-#include "cmd.h"
 
 /* A helper's share: at most this many files, and this many bytes unless
  * one file alone is bigger; for a small build, less, so that every core
