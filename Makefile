@@ -73,7 +73,7 @@ include demo/demo.mk
 include tests/peers/peers.mk
 include debian/deb.mk
 
-.PHONY: all check quick clean asan check-asan demo check-readme check-debian13
+.PHONY: all check quick clean asan check-asan demo check-readme check-house check-debian13
 all: $(ALL)
 
 # Every command README.md and docs/*.md show after a "$ " prompt is run, so
@@ -81,6 +81,13 @@ all: $(ALL)
 CHECKS += check-readme
 check-readme: all
 	@tests/readme.sh
+
+# No two source files of the product call each other in a loop: read from
+# the built objects with nm (tests/house/loops.sh).
+CHECKS += check-house
+QUICK += check-house
+check-house: all
+	@tests/house/loops.sh $(B)
 
 check: all
 	@tests/check.sh $(CHECKS)

@@ -1,7 +1,7 @@
 /*
- * cmd.h - what the xom command's subcommands share (cmd/xom.c defines it):
- * the table that main dispatches on, the message and usage helpers, and
- * where xom's own files are.  Internal to cmd/.
+ * cmd.h - what the xom command's subcommands share (cmd.c defines it): the
+ * shape of the table that main dispatches on (xom.c), the message and
+ * usage helpers, and where xom's own files are.  Internal to cmd/.
  */
 #ifndef XOM_CMD_H
 #define XOM_CMD_H
@@ -47,6 +47,10 @@ int cmd_learn(int argc, char **argv);
 extern const char run_usage[], scan_usage[], check_usage[], status_usage[],
 	cache_usage[], enable_usage[], disable_usage[], learn_usage[], profile_usage[];
 extern const struct xom_verbs cache_verbs, profile_verbs;
+
+/* The command that runs from now on, for the messages and help below
+ * (main, before it runs one). */
+void cmd_enter(const struct xom_command *c);
 
 /* "xom: " + the message + a newline, on stderr. */
 void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -7,7 +7,7 @@ ALL += $(B)/xom $(B)/xom.1 $(B)/xom.conf.5
 
 # The command reads XOM_OPTIONS with the runtime's own parser, and the
 # plan stores with the plan format's own checks.
-CMD_OBJ := $(addprefix $(B)/cmd/,xom.o run.o static.o prog.o exec.o check.o status.o \
+CMD_OBJ := $(addprefix $(B)/cmd/,xom.o cmd.o run.o static.o prog.o exec.o check.o status.o \
 	status_system.o smaps.o scan.o system.o) \
 	$(OPTIONS_OBJ) $(COMMON_OBJ)
 # xom cache writes the stores with the tools' own store code; the scanning

@@ -1,8 +1,8 @@
 /*
  * xom.c - the xom command's front: the table of subcommands, from which
- * `xom --help`, "unknown command" and `xom COMMAND --help` all come, the
- * dispatch of the verbs of those that have them (xom cache build), and
- * the helpers that the subcommands share (cmd.h).
+ * `xom --help`, "unknown command" and `xom help COMMAND` all come, and the
+ * dispatch of the verbs of those that have them (xom cache build).  What
+ * the subcommands share is cmd.c's, below all of them.
  *
  * This is an ordinary program, not code that runs inside a host process, so
  * it uses stdio freely.  Exit codes: common/xom_exit.h, and cmd/run.c's own
@@ -43,9 +43,8 @@ static const struct xom_command commands[] = {
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
-/* The subcommand being run; NULL while main reads its own options. */
-static const struct xom_command *current;
-
+/* What xom says when no command runs yet: its own usage, as a command of
+ * no name (cmd.c's usage_error). */
 static const char main_usage[] =
 	"usage: xom COMMAND [ARGS...]\n"
 	"\n"
@@ -60,32 +59,7 @@ static const char main_tail[] =
 	"The runtime reads XOM_OPTIONS; `xom check` shows the values in force\n"
 	"and man xom lists the keys.\n";
 
-void say(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("xom: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-int usage_error(const char *fmt, ...)
-{
-	const char *usage = current ? current->usage : main_usage;
-	va_list ap;
-
-	fputs("xom: ", stderr);
-	if (current)
-		fprintf(stderr, "%s: ", current->name);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	/* The first line of the usage is the reminder; --help has the rest. */
-	fprintf(stderr, "\n%.*s\n", (int)strcspn(usage, "\n"), usage);
-	return XOM_EXIT_USAGE;
-}
+static const struct xom_command top = { NULL, NULL, main_usage, NULL, NULL };
 
 static void list_commands(void)
 {
@@ -106,108 +80,6 @@ static void list_commands(void)
 		printf("      %s\n", commands[i].summary);
 	}
 	fputs(main_tail, stdout);
-}
-
-/* A subcommand's help with its verbs from its table: the synopsis (the
- * usage up to its first empty line), the verbs, then the rest. */
-static void list_verbs(const struct xom_command *c)
-{
-	const char *rest = strstr(c->usage, "\n\n");
-	int head = rest ? (int)(rest - c->usage) + 1 : (int)strlen(c->usage);
-
-	printf("%.*s\nVerbs:\n", head, c->usage);
-	for (size_t i = 0; i < c->verbs->n; i++)
-		printf("  %-8s %s\n", c->verbs->verb[i].name, c->verbs->verb[i].summary);
-	fputs(c->usage + head, stdout);
-}
-
-int show_help(void)
-{
-	if (!current)
-		list_commands();
-	else if (current->verbs)
-		list_verbs(current);
-	else
-		fputs(current->usage, stdout);
-	return XOM_EXIT_OK;
-}
-
-/* The long option that getopt_long reports as val, or NULL. */
-static const struct option *long_by_val(const struct option *lo, int val)
-{
-	for (; lo && lo->name; lo++)
-		if (!lo->flag && lo->val == val)
-			return lo;
-	return NULL;
-}
-
-int option_error(int c, char *const argv[], const struct option *longopts)
-{
-	/* getopt_long leaves in optopt the short option, or the val of a long
-	 * option that lacks its value or was given one it does not take, or 0
-	 * for a long option that it does not know (optind is past it then). */
-	const char *arg = argv[optind - 1];
-	const struct option *lo = optopt ? long_by_val(longopts, optopt) : NULL;
-
-	if (c == ':')
-		return usage_error("option '%s' needs a value", arg);
-	if (!optopt)
-		return usage_error("unknown option '%.*s'", (int)strcspn(arg, "="),
-		                   arg);
-	if (lo)
-		return usage_error("option '--%s' takes no value", lo->name);
-	return usage_error("unknown option '-%c'", optopt);
-}
-
-const char *self_dir(void)
-{
-	static char dir[PATH_MAX];
-	ssize_t n;
-
-	if (dir[0])
-		return dir;
-	n = readlink("/proc/self/exe", dir, sizeof dir - 1);
-	if (n <= 0) {
-		strcpy(dir, ".");
-		return dir;
-	}
-	dir[n] = 0;
-	char *slash = strrchr(dir, '/');
-	if (slash == dir)
-		slash[1] = 0;
-	else if (slash)
-		*slash = 0;
-	return dir;
-}
-
-int find_own(const char *name, char *out, size_t len)
-{
-	static const char *const rel[] = { "", "/../lib/xom" };
-
-	for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-		int n = snprintf(out, len, "%s%s/%s", self_dir(), rel[i], name);
-		if (n > 0 && (size_t)n < len && access(out, F_OK) == 0) {
-			char real[PATH_MAX];
-			/* The dynamic linker records the path as given; a clean one
-			 * reads better in xom's messages and in /proc/PID/maps. */
-			if (realpath(out, real) && strlen(real) < len)
-				strcpy(out, real);
-			return 1;
-		}
-	}
-	return 0;
-}
-
-int root_alone(const char *path, const struct stat *st)
-{
-	char dir[PATH_MAX];
-
-	snprintf(dir, sizeof dir, "%s", path);
-	char *slash = strrchr(dir, '/');
-	if (slash)
-		*slash = 0;
-	return slash && st->st_uid == 0 && !(st->st_mode & 022)
-	       && xom_store_dir_shared(dir, lstat);
 }
 
 static const struct xom_command *find_command(const char *name)
@@ -264,10 +136,17 @@ static int run_verb(const struct xom_verbs *vs, int argc, char **argv)
 /* xom help [COMMAND] */
 static int help_command(int argc, char **argv)
 {
+	const struct xom_command *c;
+
 	if (argc > 2)
 		return usage_error("help: one command at a time");
-	if (argc == 2 && !(current = find_command(argv[1])))
+	if (argc < 2) {
+		list_commands();
+		return XOM_EXIT_OK;
+	}
+	if (!(c = find_command(argv[1])))
 		return unknown_command(argv[1]);
+	cmd_enter(c);
 	return show_help();
 }
 
@@ -282,9 +161,12 @@ int main(int argc, char **argv)
 	int c;
 
 	opterr = 0;
+	cmd_enter(&top);
 	while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
-		if (c == 'h')
-			return show_help();
+		if (c == 'h') {
+			list_commands();
+			return XOM_EXIT_OK;
+		}
 		if (c == 'V') {
 			printf("xom %s (scanner version %d)\n", XOM_VERSION,
 			       XOM_SCAN_VERSION);
@@ -298,12 +180,14 @@ int main(int argc, char **argv)
 	argv += optind;
 	if (!strcmp(argv[0], "help"))
 		return help_command(argc, argv);
-	if (!(current = find_command(argv[0])))
+	const struct xom_command *cmd = find_command(argv[0]);
+	if (!cmd)
 		return unknown_command(argv[0]);
+	cmd_enter(cmd);
 	/* Each command parses its own options, from a fresh start: 0 makes
 	 * getopt read the new option string's '+' too. */
 	optind = 0;
-	if (current->verbs)
-		return run_verb(current->verbs, argc, argv);
-	return current->run(argc, argv);
+	if (cmd->verbs)
+		return run_verb(cmd->verbs, argc, argv);
+	return cmd->run(argc, argv);
 }
