@@ -118,9 +118,9 @@ size_t store_sets(const struct store_index *ix, uint64_t *bytes)
 	return n;
 }
 
-/* One folder or file of a store: whose it must be, and who may write. */
-static int owned_right(const char *path, int dir, unsigned uid, char *why,
-                       size_t cap)
+/* Whether the store's index file is one the runtime reads: its own rule
+ * (xom_store_file_check), with the reason why not. */
+static int index_trusted(const char *path, unsigned uid, char *why, size_t cap)
 {
 	struct stat st;
 
@@ -128,22 +128,22 @@ static int owned_right(const char *path, int dir, unsigned uid, char *why,
 		snprintf(why, cap, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	if (dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) {
-		snprintf(why, cap, "%s is not a %s", path, dir ? "folder" : "regular file");
-		return -1;
-	}
-	if (st.st_uid != uid) {
+	switch (xom_store_file_check(&st, uid)) {
+	case XOM_FILE_OK:
+		return 0;
+	case XOM_FILE_NOT_REGULAR:
+		snprintf(why, cap, "%s is not a regular file", path);
+		break;
+	case XOM_FILE_NOT_OWNER:
 		snprintf(why, cap, "%s belongs to uid %u, not %s", path,
 		         (unsigned)st.st_uid, uid ? "you" : "root");
-		return -1;
-	}
-	if (st.st_mode & 022) {
+		break;
+	default:
 		snprintf(why, cap, "%s is writable by %s (mode %04o)", path,
 		         st.st_mode & 020 ? "its group" : "others",
 		         (unsigned)(st.st_mode & 07777));
-		return -1;
 	}
-	return 0;
+	return -1;
 }
 
 int store_trusted(const char *dir, int system, char *why, size_t cap)
@@ -152,7 +152,7 @@ int store_trusted(const char *dir, int system, char *why, size_t cap)
 	unsigned uid = system ? 0 : (unsigned)geteuid();
 
 	snprintf(p, sizeof(p), "%s/" XOM_STORE_INDEX, dir);
-	if (owned_right(p, 0, uid, why, cap) != 0)
+	if (index_trusted(p, uid, why, cap) != 0)
 		return -1;
 	return system ? store_dirs_trusted(dir, why, cap) : 0;
 }
