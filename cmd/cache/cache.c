@@ -351,6 +351,18 @@ static int build(const struct cache_opts *c, int argc, char **argv)
 		files_free(&l);
 		return XOM_EXIT_ENV;
 	}
+	/* A store that the runtime will not trust is said first: before a
+	 * build of minutes, and before the files that the sorting below
+	 * leaves out of it.  Its folders, from the nearest that exists (the
+	 * build makes the rest, root's). */
+	char up[PATH_MAX];
+	snprintf(up, sizeof(up), "%s", dir);
+	for (char *slash; access(up, F_OK) != 0 && (slash = strrchr(up, '/')) && slash != up;)
+		*slash = 0;
+	int warned = shared && l.n && !c->dry_run
+	             && store_dirs_trusted(up, why, sizeof(why)) != 0;
+	if (warned)
+		say("the runtime will not read %s as its system store: %s", dir, why);
 	size_t n = to_scan(&l, dir, shared, todo, &current, &status);
 	if (c->dry_run) {
 		uint64_t bytes = 0;
@@ -365,16 +377,6 @@ static int build(const struct cache_opts *c, int argc, char **argv)
 		files_free(&l);
 		return status;
 	}
-	/* A store that the runtime will not trust is said before a build of
-	 * minutes, not after it: its folders, from the nearest that exists
-	 * (the build makes the rest, root's). */
-	char up[PATH_MAX];
-	snprintf(up, sizeof(up), "%s", dir);
-	for (char *slash; access(up, F_OK) != 0 && (slash = strrchr(up, '/')) && slash != up;)
-		*slash = 0;
-	int warned = shared && n && store_dirs_trusted(up, why, sizeof(why)) != 0;
-	if (warned)
-		say("the runtime will not read %s as its system store: %s", dir, why);
 	struct scan_opts so = { dir, shared, c->jobs, !c->quiet && isatty(2), helper };
 	int scanned = scan_files(todo, n, &so, &r);
 	status = xom_exit_worst(status, scanned);
