@@ -12,7 +12,8 @@
 # deleted at the end unless --keep is given.  The logs are copied to
 # build/fresh-debian/ of this checkout.  Needs root and the Debian mirror
 # (MIRROR, default http://deb.debian.org/debian; SECURITY_MIRROR likewise).
-# Takes about half an hour (make check, and the packages it installs).  Not part of `make check`: it installs a system.
+# Takes about half an hour (make check, and the packages it installs).
+# Not part of `make check`: it installs a system.
 # Only committed work is tested: the clone is of the branch, not of the
 # working tree.
 set -euo pipefail
