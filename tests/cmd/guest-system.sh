@@ -1,28 +1,34 @@
 #!/bin/sh
 # xom for every program, through /etc/ld.so.preload, in the emulated-PKU
 # guest (tests/vm/guest-system.list, a boot of its own): xom installed
-# under /usr/local as make install lays it out, the system plan store
-# built, xom enable --system done, then "services" started as an init
-# script would start them.  Usage: tests/cmd/guest-system.sh PART, the
-# parts in order (each under the guest's per-program limit; they share
-# /tmp/xom-system):
-#   store    install, build the store for the programs used here
-#   boot     enable; every program prints what it printed without xom, no
-#            plan is made outside the store, xom.conf's off and its invalid
-#            rule, a set-user-ID program ignores the caller's path options,
-#            and every process running at the end is protected, counted
-#            from /proc/*/smaps
-#   recover  disable restores a run without xom; a missing, a non-ELF and
-#            a truncated library listed in /etc/ld.so.preload
+# from make deb's packages with dpkg, as an operator would (tests/vm/run
+# puts them in /xom/vm/deb, with a dpkg database that holds the host's
+# records of what they depend on), their maintainer scripts building the
+# system plan store and listing libxom.so in /etc/ld.so.preload, then
+# "services" started as an init script would start them.  Usage:
+# tests/cmd/guest-system.sh PART, the parts in order (each under the
+# guest's per-program limit; they share /tmp/xom-system):
+#   install  dpkg -i libxom and xom: xom's postinst builds the system
+#            store for every program and library of the guest
+#   boot     dpkg -i xom-enable, whose postinst enables; every program
+#            prints what it printed without xom, no plan is made outside
+#            the store, xom.conf's off and its invalid rule, a
+#            set-user-ID program ignores the caller's path options, and
+#            every process running at the end is protected, counted from
+#            /proc/*/smaps
+#   recover  xom disable restores a run without xom, and xom-enable's
+#            reinstall keeps that choice; removing xom-enable takes the
+#            entry out; a missing, a non-ELF and a truncated library
+#            listed in /etc/ld.so.preload
 # The guest's /bin is static busybox, which no preload reaches: it is the
 # harness, and the rescue shell.
 set -u
 cd /xom 2>/dev/null || cd "$(dirname "$0")/../.."
 . tests/lib.sh
-B=$PWD/build
 W=/tmp/xom-system
-PREFIX=/usr/local
-xom=$PREFIX/bin/xom P=$PREFIX/lib/xom/libxom.so
+# Where the packages put them.
+xom=/usr/bin/xom P=/usr/lib/xom/libxom.so
+DEBS=/xom/vm/deb
 S=/var/cache/xom
 PL=/etc/ld.so.preload
 unset XOM_OPTIONS LD_PRELOAD LD_AUDIT
@@ -30,21 +36,18 @@ export HOME=$W/home XDG_CACHE_HOME=$W/home/.cache XDG_RUNTIME_DIR=$W/run
 export GIT_CONFIG_NOSYSTEM=1
 part=${1:-}
 err() { tail -c 400 "$W/err" | tr '\n' '|'; }
+# Debian's dpkg, by its path: the harness's busybox shell runs its own
+# applets first, and busybox has a dpkg applet of its own.
+DPKG=/usr/bin/dpkg
+# status PKG: dpkg's status of PKG ("install ok installed"), or nothing.
+status() { /usr/bin/dpkg-query -W -f='${Status}' "$1" 2>/dev/null; }
+# deb NAME: make deb's package NAME.
+deb() { ls "$DEBS/$1"_*_amd64.deb 2>/dev/null | head -n 1; }
 
 # Debian's python3 is python3.11 on Debian 12 and python3.13 on Debian 13.
 PY=$(readlink -f /usr/bin/python3)
 KEY=000102030405060708090a0b0c0d0e0f
 GPG="/usr/bin/gpg --homedir $W/gnupg --batch --no-autostart"
-# The programs that the commands below run, for the store.
-progs() {
-	for p in dash bash cat sort tr wc head cut uniq seq md5sum sha256sum ls \
-		sleep env xz tar gpg git perl openssl setpriv; do
-		echo /usr/bin/$p
-	done
-	echo $PY "$xom"
-	# What python3 opens later with dlopen, which no closure lists.
-	ls /usr/lib/${PY##*/}/lib-dynload/*.so
-}
 # NAME|COMMAND: what each prints must not change under xom.
 cmds() {
 	echo "dash-script|/usr/bin/dash $W/script.sh"
@@ -75,16 +78,13 @@ same_as_ref() {
 }
 
 case $part in
-store)
+install)
 	rm -rf "$W" "$S" && mkdir -p "$W/home" "$W/data" "$W/bin" "$W/gnupg"
 	mkdir -m 700 "$W/run"
 	chmod 700 "$W/gnupg"
-	# make install's layout: the command in bin, the runtime in lib/xom.
-	mkdir -p $PREFIX/bin $PREFIX/lib/xom
-	cp "$B/xom" $PREFIX/bin/ && cp "$B/libxom.so" "$B/libxom-audit.so" "$B/xom-plan" \
-		"$B/libxom-scan.so" $PREFIX/lib/xom/ && chmod 755 $PREFIX/lib/xom/*
-	# Folders that every program may load a library from are root's alone.
-	chmod 755 / /usr /usr/local $PREFIX/lib $PREFIX/lib/xom
+	# Folders that every program may load a library from are root's
+	# alone, as on the host (the packages make /usr/lib/xom).
+	chmod 755 / /usr /usr/lib
 	seq 1 3000 >"$W/data/a"
 	printf 'root:x\nbin:y\nroot:z\ndaemon:w\nbin:v\n' >"$W/data/words"
 	touch -d @1000000000 "$W/data"/* "$W/data"
@@ -98,11 +98,25 @@ store)
 		x=$( ( echo inner ) ); echo "sub $x"
 		/usr/bin/cat /nonexistent 2>/dev/null || echo "status $?"
 	EOF
+	lib=$(deb libxom) cmd=$(deb xom)
+	if [ -z "$lib" ] || [ -z "$cmd" ] || [ -z "$(deb xom-enable)" ]; then
+		t_fail package-installed "no packages in $DEBS: make deb builds them ($(ls "$DEBS" 2>&1 | tr '\n' ' '))"
+		t_summary; exit 1
+	fi
+	if ! $DPKG --version 2>&1 | grep -q "^Debian 'dpkg' package management program"; then
+		t_fail package-installed "$DPKG is not Debian's dpkg: $($DPKG --version 2>&1 | head -n 1)"
+		t_summary; exit 1
+	fi
+	[ ! -e "$xom" ] && [ ! -e "$P" ] && [ -z "$(status xom)" ] || echo "# xom is here before the packages: $(ls -l "$xom" "$P" 2>&1 | tr '\n' ' ') $(status xom)"
+	# ---- install, as an operator would: dpkg runs the maintainer scripts
+	# and the file triggers; xom's postinst builds the store for every
+	# program and library of the guest (xom cache build --system).
 	start=$(date +%s)
-	"$xom" cache build --store "$S" $(progs) >"$W/out" 2>"$W/err"
+	$DPKG -i "$lib" "$cmd" >"$W/err" 2>&1
 	rc=$?
-	echo "# store built in $(( $(date +%s) - start )) s: $(cat "$W/err")"
-	t_check system-store-built '[ $rc = 0 ] && [ -s $S/plans ] && [ "$(stat -c %u:%a $S)" = 0:755 ]' "rc $rc: $(err)"
+	echo "# dpkg -i libxom xom in $(( $(date +%s) - start )) s (exit $rc): $(tr '\n' '|' <"$W/err")"
+	t_check package-installed '[ $rc = 0 ] && [ "$(status libxom)" = "install ok installed" ] && [ "$(status xom)" = "install ok installed" ] && [ "$($DPKG -S $P)" = "libxom: $P" ] && [ "$($DPKG -S $xom)" = "xom: $xom" ] && [ -x $xom ] && has $W/err "xom: updating the system plan store (xom cache build --system)" && ! grep -q "could not\|failed" $W/err' "rc $rc, libxom '$(status libxom)', xom '$(status xom)': $(err)"
+	t_check system-store-built '[ -s $S/plans ] && [ "$(stat -c %u:%a $S)" = 0:755 ] && [ -n "$(ls $S/profiles 2>/dev/null)" ]' "$(ls -la $S 2>&1 | tr '\n' '|')"
 	"$xom" cache stats >"$W/out" 2>&1
 	t_check system-store-trusted '[ "$(sed -n 1p $W/out)" = "system store  /var/cache/xom" ] && ! grep -q ignored $W/out' "$(tr '\n' '|' <$W/out)"
 	;;
@@ -111,10 +125,13 @@ boot)
 	[ -s "$S/plans" ] || { t_fail system-boot "no store: the store part did not run"; t_summary; exit 1; }
 	rm -f $PL /etc/xom.conf
 	run_cmds ref
-	# ---- enable, as an administrator would --------------------------------
-	"$xom" enable --system >"$W/out" 2>"$W/err"
+	# ---- enable, as an operator would: install xom-enable, whose
+	# postinst runs xom enable --system --force --------------------------------
+	[ -z "$(status xom-enable)" ] && [ ! -e $PL ] || t_fail enable-system "before: xom-enable '$(status xom-enable)', $(ls -l $PL 2>&1)"
+	$DPKG -i "$(deb xom-enable)" >"$W/err" 2>&1
 	rc=$?
-	t_check enable-system '[ $rc = 0 ] && [ "$(cat $PL)" = "$P" ] && [ "$(stat -c %u:%a $PL)" = 0:644 ] && has $W/err "checked: /usr/bin/cat runs with $P preloaded and maps it" && has $W/err "enabled: $PL created, listing $P"' "rc $rc: $(err)"
+	echo "# dpkg -i xom-enable (exit $rc): $(tr '\n' '|' <"$W/err")"
+	t_check enable-system '[ $rc = 0 ] && [ "$(status xom-enable)" = "install ok installed" ] && [ "$(cat $PL)" = "$P" ] && [ "$(stat -c %u:%a $PL)" = 0:644 ] && has $W/err "checked: /usr/bin/cat runs with $P preloaded and maps it" && has $W/err "enabled: $PL created, listing $P"' "rc $rc, xom-enable '$(status xom-enable)', $PL: $(cat $PL 2>&1): $(err)"
 	"$xom" enable --system >"$W/out" 2>"$W/err"
 	rc=$?
 	t_check enable-system-again '[ $rc = 0 ] && [ "$(cat $PL)" = "$P" ] && has $W/err "already enabled"' "rc $rc: $(err)"
@@ -217,7 +234,7 @@ boot)
 
 recover)
 	[ -s $PL ] || { t_fail system-recover "no $PL: the boot part did not run"; t_summary; exit 1; }
-	# ---- disable gives back a run without xom ------------------------------------
+	# ---- xom disable, with xom-enable installed, gives back a run without xom ----
 	"$xom" disable --system >"$W/out" 2>"$W/err"
 	rc=$?
 	t_check disable-system '[ $rc = 0 ] && [ ! -e $PL ] && has $W/err "removed $P from $PL" && has $W/err "disabled: removed $PL"' "rc $rc: $(err)"
@@ -231,6 +248,19 @@ recover)
 		same_as_ref off "$name" || bad="$bad $name"
 	done <"$W/cmds"
 	t_check disable-restores '[ -z "$bad" ] && ! grep -q libxom $W/maps' "differs:$bad; maps: $(grep libxom $W/maps)"
+	# ---- the packages: an upgrade keeps that choice, removal takes the entry out ----
+	# Installing xom-enable again is an upgrade to the same version: its
+	# postinst does not list libxom.so again.
+	$DPKG -i "$(deb xom-enable)" >"$W/err" 2>&1
+	rc=$?
+	t_check package-upgrade-keeps-disabled '[ $rc = 0 ] && [ "$(status xom-enable)" = "install ok installed" ] && [ ! -e $PL ]' "rc $rc, $PL: $(cat $PL 2>&1): $(err)"
+	"$xom" enable --system >"$W/out" 2>"$W/err"
+	rc=$?
+	[ $rc = 0 ] && [ "$(cat $PL)" = "$P" ] || t_fail package-remove-disables "xom enable --system again: rc $rc: $(err)"
+	$DPKG -r xom-enable >"$W/err" 2>&1
+	rc=$?
+	echo "# dpkg -r xom-enable (exit $rc): $(tr '\n' '|' <"$W/err")"
+	t_check package-remove-disables '[ $rc = 0 ] && [ "$(status xom-enable)" != "install ok installed" ] && [ ! -e $PL ] && has $W/err "xom: removed $PL, which listed only $P" && [ "$(status xom)" = "install ok installed" ] && [ -f $P ]' "rc $rc, xom-enable '$(status xom-enable)', $PL: $(cat $PL 2>&1): $(err)"
 	# ---- a listed library that is missing, or not a library ----------------------------
 	# The dynamic linker says so in one line per program and runs it.
 	mkdir -p "$W/junk"
@@ -277,7 +307,7 @@ recover)
 	rm -f $PL
 	;;
 *)
-	echo "usage: guest-system.sh store|boot|recover" >&2
+	echo "usage: guest-system.sh install|boot|recover" >&2
 	exit 2
 	;;
 esac
