@@ -118,6 +118,13 @@ size_t store_sets(const struct store_index *ix, uint64_t *bytes)
 	return n;
 }
 
+/* Why a file or folder of a store is not trusted: others may write it. */
+static void say_writable(char *why, size_t cap, const char *path, mode_t mode)
+{
+	snprintf(why, cap, "%s is writable by %s (mode %04o)", path,
+	         mode & 020 ? "its group" : "others", (unsigned)(mode & 07777));
+}
+
 /* Whether the store's index file is one the runtime reads: its own rule
  * (xom_store_file_check), with the reason why not. */
 static int index_trusted(const char *path, unsigned uid, char *why, size_t cap)
@@ -139,9 +146,7 @@ static int index_trusted(const char *path, unsigned uid, char *why, size_t cap)
 		         (unsigned)st.st_uid, uid ? "you" : "root");
 		break;
 	default:
-		snprintf(why, cap, "%s is writable by %s (mode %04o)", path,
-		         st.st_mode & 020 ? "its group" : "others",
-		         (unsigned)(st.st_mode & 07777));
+		say_writable(why, cap, path, st.st_mode);
 	}
 	return -1;
 }
@@ -182,9 +187,7 @@ int store_dirs_trusted(const char *dir, char *why, size_t cap)
 		snprintf(why, cap, "%s belongs to uid %u, not root", bad, (unsigned)st.st_uid);
 		break;
 	default:
-		snprintf(why, cap, "%s is writable by %s (mode %04o)", bad,
-		         st.st_mode & 020 ? "its group" : "others",
-		         (unsigned)(st.st_mode & 07777));
+		say_writable(why, cap, bad, st.st_mode);
 	}
 	return -1;
 }
