@@ -122,7 +122,8 @@ size_t store_sets(const struct store_index *ix, uint64_t *bytes)
 static void say_writable(char *why, size_t cap, const char *path, mode_t mode)
 {
 	snprintf(why, cap, "%s is writable by %s (mode %04o)", path,
-	         mode & 020 ? "its group" : "others", (unsigned)(mode & 07777));
+	         (mode & 022) == 022 ? "everyone" : mode & 020 ? "its group" : "others",
+	         (unsigned)(mode & 07777));
 }
 
 /* Whether the store's index file is one the runtime reads: its own rule

@@ -59,6 +59,19 @@ dropin() {
 	} >"$U/$n.service.d/xom.conf"
 }
 
+# The way the kernel's own execute-only key is applied where a unit's
+# SystemCallFilter= refuses pkey_alloc: by mprotect(PROT_EXEC) where the
+# kernel enforces MemoryDenyWriteExecute= (it lets r-x become --x), by
+# mapping the code again from its file where systemd's seccomp filter
+# refuses that too.  The dropin part finds which ($W/mdwe).
+kernel_key_way() {
+	case $(cat "$W/mdwe" 2>/dev/null) in
+	kernel) echo 'by mprotect(PROT_EXEC)' ;;
+	seccomp) echo 'by mapping it again from its file with PROT_EXEC' ;;
+	*) echo 'unknown: the dropin part did not find how MemoryDenyWriteExecute= is enforced' ;;
+	esac
+}
+
 case $part in
 store)
 	rm -rf "$W" "$S" && mkdir -p "$W"
@@ -104,6 +117,7 @@ dropin)
 	systemctl start xom-mdwe-how.service
 	mdwe=seccomp
 	grep -q '^Seccomp:[[:space:]]*0$' "$W/xom-mdwe-how.out" && mdwe=kernel
+	echo $mdwe >"$W/mdwe"
 	echo "# MemoryDenyWriteExecute=yes here: $(cat "$W/xom-mdwe-how.out") ($mdwe)"
 	# ---- the drop-in protects the service ---------------------------------
 	systemctl start xom-sleep.service
@@ -141,7 +155,7 @@ dropin)
 		systemctl stop $u.service
 	done
 	# The hardened unit's line, if any, names its allow-list.
-	t_check hard-unit-said '! [ -s $W/xom-hard-sleep.err ] || { [ $(wc -l <$W/xom-hard-sleep.err) = 1 ] && grep -q "^xom: pkey_alloc is refused (not permitted, errno 1) by a seccomp filter: this systemd unit.s SystemCallFilter= lacks pkey_alloc; xom makes code execute-only with the kernel.s own execute-only key (key 1) instead, by mapping it again from its file with PROT_EXEC$" $W/xom-hard-sleep.err; }' "$(cat $W/xom-hard-sleep.err)"
+	t_check hard-unit-said '! [ -s $W/xom-hard-sleep.err ] || { [ $(wc -l <$W/xom-hard-sleep.err) = 1 ] && grep -q "^xom: pkey_alloc is refused (not permitted, errno 1) by a seccomp filter: this systemd unit.s SystemCallFilter= lacks pkey_alloc; xom makes code execute-only with the kernel.s own execute-only key (key 1) instead, $(kernel_key_way)$" $W/xom-hard-sleep.err; }' "$(cat $W/xom-hard-sleep.err)"
 	echo "# hardened unit: $(cat $W/xom-hard-sleep.err 2>/dev/null || echo 'no line: its filter lets pkey_alloc through')"
 	systemctl start xom-mdwe-require.service 2>/dev/null
 	st=$(prop xom-mdwe-require.service ExecMainStatus)
@@ -211,7 +225,7 @@ global)
 		t_check $d-protected '[ "$pid" -gt 1 ] && [ "$nd" -gt 0 ] && [ "$nl" -gt 0 ] && [ "$nobj" -gt 3 ] && [ "$bad" = 0 ]' "pid $pid ($(prop $u.service ActiveState)): execute-only pages: $d $nd, libc $nl; $bad of $nobj objects not as their plans say: $(tr '\n' '|' <$W/status) $(cat $W/start-err) $(systemctl status --no-pager -l $u 2>&1 | tail -n 12 | tr '\n' '|')"
 	done
 	journalctl -t xom --no-pager -o cat >"$W/journal" 2>&1
-	t_check journald-said-in-journal 'grep -q "^xom: pkey_alloc is refused (not permitted, errno 1) by a seccomp filter: this systemd unit.s SystemCallFilter= lacks pkey_alloc; xom makes code execute-only with the kernel.s own execute-only key (key 1) instead, by mapping it again from its file with PROT_EXEC$" $W/journal' "$(head -c 600 $W/journal)"
+	t_check journald-said-in-journal 'grep -q "^xom: pkey_alloc is refused (not permitted, errno 1) by a seccomp filter: this systemd unit.s SystemCallFilter= lacks pkey_alloc; xom makes code execute-only with the kernel.s own execute-only key (key 1) instead, $(kernel_key_way)$" $W/journal' "$(head -c 600 $W/journal)"
 	# A blocked read in a hardened service whose stderr goes nowhere: the
 	# report is in the journal.
 	unit xom-hard-read "$B/tests/runtime/xomtest self" Type=oneshot MemoryDenyWriteExecute=yes \

@@ -147,6 +147,11 @@ test_cache_system_store() {
 	"$xom" cache stats --store "$r/p/store" >"$tmp/out"
 	has "$tmp/out" "ignored       $r/p is writable by its group (mode 0775)" &&
 		t_pass cache-system-store-stats || t_fail cache-system-store-stats "$(cat "$tmp/out")"
+	chmod 1777 "$r/p"
+	"$xom" cache stats --store "$r/p/store" >"$tmp/out"
+	has "$tmp/out" "ignored       $r/p is writable by everyone (mode 1777)" &&
+		t_pass cache-system-store-stats-everyone ||
+		t_fail cache-system-store-stats-everyone "$(cat "$tmp/out")"
 	chmod 755 "$r/p"
 	# prune --store: as root, the store's own kind.
 	run_rc cache-system-store-prune 0 "$xom" cache prune --store "$r/p/store" &&
