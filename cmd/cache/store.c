@@ -73,10 +73,19 @@ const struct xom_plan_head *store_find_file(const struct store_index *ix,
                                             const char *path)
 {
 	uint64_t shape;
+
+	if (!ix->map || file_shape(path, &shape) != 0)
+		return NULL;
+	return store_find_shaped(ix, k, shape, path);
+}
+
+const struct xom_plan_head *store_find_shaped(const struct store_index *ix,
+                                              const struct xom_plan_key *k,
+                                              uint64_t shape, const char *path)
+{
 	const struct xom_plan_head *p;
 
-	if (!ix->map || file_shape(path, &shape) != 0
-	    || !(p = xom_store_find(ix->map, ix->len, k, &shape)))
+	if (!ix->map || !(p = xom_store_find(ix->map, ix->len, k, &shape)))
 		return NULL;
 	return plan_fits(p, path) == PLAN_CURRENT ? p : NULL;
 }
@@ -227,9 +236,14 @@ int file_shape(const char *path, uint64_t *shape)
 
 	if (fd < 0)
 		return -1;
-	int rc = xom_file_shape(fd, libc_pread, shape);
+	int rc = fd_shape(fd, shape);
 	close(fd);
 	return rc;
+}
+
+int fd_shape(int fd, uint64_t *shape)
+{
+	return xom_file_shape(fd, libc_pread, shape);
 }
 
 /* ---- staleness --------------------------------------------------------- */

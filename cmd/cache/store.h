@@ -43,6 +43,10 @@ const struct xom_plan_head *store_find(const struct store_index *ix,
 const struct xom_plan_head *store_find_file(const struct store_index *ix,
                                             const struct xom_plan_key *k,
                                             const char *path);
+/* The same, for a file whose shape is known. */
+const struct xom_plan_head *store_find_shaped(const struct store_index *ix,
+                                              const struct xom_plan_key *k,
+                                              uint64_t shape, const char *path);
 
 /* Calls fn for each plan of ix that is whole. */
 void store_each(const struct store_index *ix,
@@ -79,6 +83,8 @@ int fd_key(int fd, struct xom_plan_key *k);
 
 /* The shape of the file at path (xom_plan.h: xom_file_shape); 0, or -1. */
 int file_shape(const char *path, uint64_t *shape);
+/* The same for a file open for reading. */
+int fd_shape(int fd, uint64_t *shape);
 
 /* Whether a plan's file is still the one it was made from (plan_state),
  * or whether the file at path is one it fits (plan_fits): the very file
