@@ -12,7 +12,7 @@ CMD_OBJ := $(addprefix $(B)/cmd/,xom.o cmd.o run.o static.o prog.o exec.o check.
 	$(OPTIONS_OBJ) $(COMMON_OBJ)
 # xom cache writes the stores with the tools' own store code; the scanning
 # is done by xom-plan, so xom links neither Capstone nor libelf.
-CACHE_OBJ := $(addprefix $(B)/cmd/cache/,cache.o stats.o files.o elffile.o listings.o store.o scanning.o) \
+CACHE_OBJ := $(addprefix $(B)/cmd/cache/,cache.o stats.o files.o elffile.o listings.o facts.o store.o scanning.o) \
 	$(addprefix $(B)/cmd/,learn.o profile.o profile_file.o) \
 	$(B)/plan/storewrite.o $(PLAN_FORMAT_OBJ)
 $(B)/xom: $(CMD_OBJ) $(CACHE_OBJ)

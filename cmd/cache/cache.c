@@ -140,12 +140,12 @@ static int build_target(const struct cache_opts *c, char *dir, size_t cap,
  */
 static int shared_may_take(const struct cache_file *f)
 {
-	char real[PATH_MAX];
 	struct stat st;
 
+	/* f->path is a real path: the list takes no other. */
 	if (f->key.kind != XOM_KEY_BUILD_ID)
 		return 1;
-	if (realpath(f->path, real) && stat(real, &st) == 0 && root_alone(real, &st))
+	if (stat(f->path, &st) == 0 && files_root_alone(f->path, &st))
 		return 1;
 	say("%s: left out of the shared store: it or a folder above it is not root's alone, and a plan found by build-id there would serve every file that claims that build-id",
 	    f->path);
@@ -174,7 +174,8 @@ static size_t to_scan(struct cache_files *l, const char *dir, int shared,
 	*current = 0;
 	for (size_t i = 0; i < l->n; i++) {
 		struct cache_file *f = &l->f[i];
-		if (file_key(f->path, &f->key) != 0) {
+		uint64_t shape;
+		if (facts_key(l->facts, f->path, &f->key) != 0) {
 			say("%s: cannot read: %s", f->path, strerror(errno));
 			*status = xom_exit_worst(*status, XOM_EXIT_ENV);
 			continue;
@@ -184,8 +185,9 @@ static size_t to_scan(struct cache_files *l, const char *dir, int shared,
 		/* Current only with a plan that fits this file: a plan made
 		 * from another file that claims its build-id must not keep
 		 * the file's own from being made. */
-		if (store_find_file(&target, &f->key, f->path)
-		    || store_find_file(&sys, &f->key, f->path))
+		if (facts_shape(l->facts, f->path, &shape) == 0
+		    && (store_find_shaped(&target, &f->key, shape, f->path)
+		        || store_find_shaped(&sys, &f->key, shape, f->path)))
 			++*current;
 		else
 			todo[n++] = f;
@@ -227,8 +229,8 @@ static char *read_conf(size_t *len)
  * leaves out.  Returns how many keys k got, or 0 when the program runs
  * without xom or a file cannot be read.
  */
-static size_t start_keys(const struct cache_start *st, const char *conf, size_t len,
-                         int env, struct xom_plan_key *k)
+static size_t start_keys(const struct cache_start *st, struct cache_facts *facts,
+                         const char *conf, size_t len, int env, struct xom_plan_key *k)
 {
 	char prog[PATH_MAX], buf[4096], err[256];
 	char *text = conf ? malloc(len + 1) : NULL;
@@ -251,7 +253,7 @@ static size_t start_keys(const struct cache_start *st, const char *conf, size_t 
 	for (size_t j = 0; o.mode != XOM_OFF && j < st->n; j++) {
 		if (xom_opt_excludes(&o, j ? st->paths[j] : prog))
 			continue;
-		if (file_key(st->paths[j], &k[n]) != 0) {
+		if (facts_key(facts, st->paths[j], &k[n]) != 0) {
 			n = 0;
 			break;
 		}
@@ -293,7 +295,7 @@ static int keep_sets(const char *dir, int shared, const struct cache_files *l)
 	char *conf = read_conf(&len);
 	struct xom_plan_key *k = keys;
 	for (size_t i = 0; i < l->nstarts; i++) {
-		size_t n = start_keys(&l->starts[i], conf, len, !shared, k);
+		size_t n = start_keys(&l->starts[i], l->facts, conf, len, !shared, k);
 		if (n < 2)
 			continue;
 		sets[nsets++] = (struct xom_set_keys){ k, n };
@@ -337,6 +339,7 @@ static int build(const struct cache_opts *c, int argc, char **argv)
 	if (find_own("libxom.so", own, sizeof(own)))
 		l.preload = own;
 	l.memo = listings_open(dir, files_ldso(), l.preload);
+	l.facts = facts_open(dir);
 	if (c->system) {
 		status = files_add_system(&l, &seen);
 	} else {
@@ -348,6 +351,8 @@ static int build(const struct cache_opts *c, int argc, char **argv)
 	struct cache_file **todo = calloc(l.n + 1, sizeof(*todo));
 	if (!todo) {
 		say("out of memory");
+		listings_free(l.memo);
+		facts_free(l.facts);
 		files_free(&l);
 		return XOM_EXIT_ENV;
 	}
@@ -374,6 +379,8 @@ static int build(const struct cache_opts *c, int argc, char **argv)
 			say("%zu file%s to scan (%.1f MB) into %s; %zu already current",
 			    n, n == 1 ? "" : "s", (double)bytes / 1e6, dir, current);
 		free(todo);
+		listings_free(l.memo);
+		facts_free(l.facts);
 		files_free(&l);
 		return status;
 	}
@@ -386,6 +393,7 @@ static int build(const struct cache_opts *c, int argc, char **argv)
 		status = xom_exit_worst(status, keep_sets(dir, shared, &l));
 		/* Only costs listings next time when it cannot be written. */
 		listings_save(l.memo, dir, c->system);
+		facts_save(l.facts, dir, c->system);
 	}
 	if (!c->quiet) {
 		char failed[64] = "", starts[96] = "";
@@ -404,6 +412,7 @@ static int build(const struct cache_opts *c, int argc, char **argv)
 		say("the runtime will not read %s as its system store: %s", dir, why);
 	free(todo);
 	listings_free(l.memo);
+	facts_free(l.facts);
 	files_free(&l);
 	(void)seen;
 	if (r.interrupted) {

@@ -11,6 +11,8 @@
  *               name (elffile.h)
  *   listings.c  the last build's listings, used again while what
  *               they depend on is unchanged
+ *   facts.c     what each file was at the last build (its ELF kind,
+ *               key and shape), used again while it is unchanged
  *   store.c     the stores as the runtime reads them: which, whether
  *               trusted, a file's key, what is current or stale
  *               (store.h, which this header includes)
@@ -69,6 +71,8 @@ struct cache_files {
 	size_t nstarts, capstarts;
 	/* The last build's listings (listings.c), or NULL. */
 	struct cache_listings *memo;
+	/* What the last build learnt of each file (facts.c), or NULL. */
+	struct cache_facts *facts;
 };
 
 void files_free(struct cache_files *l);
@@ -104,6 +108,12 @@ int files_add_system(struct cache_files *l, size_t *seen);
  * the start-ups only.
  */
 int files_add_secure(struct cache_files *l, size_t *seen);
+
+/* root_alone (cmd.h), with the answer for the folders remembered for the
+ * folder of the last path asked about: a build asks it of thousands of
+ * files in a few hundred folders, one folder after another. */
+struct stat;
+int files_root_alone(const char *path, const struct stat *st);
 
 /* The dynamic linker that lists: the one that runs xom, the system's. */
 const char *files_ldso(void);
@@ -143,6 +153,38 @@ void listings_count(const struct cache_listings *m, size_t *reused, size_t *list
 int listings_save(struct cache_listings *m, const char *dir, int all);
 
 void listings_free(struct cache_listings *m);
+
+/* ---- facts.c ------------------------------------------------------------ */
+
+/* The file in a store that keeps what each file was at the last build. */
+#define XOM_STORE_FACTS "facts"
+
+/*
+ * What the build into dir (NULL: none to read) learnt of each file last
+ * time; NULL when out of memory, which only costs reading the files.
+ * Each function below answers as the function it stands for, from the
+ * fact kept while the file's identity is the one it was learnt with,
+ * else from the file (and learns it).  m may be NULL.
+ */
+struct cache_facts *facts_open(const char *dir);
+
+/* elf_kind of the file at path, whose stat (through links) is st: the
+ * enum elf_kind, with *audit and *program; or -1 when it cannot be
+ * opened. */
+int facts_kind(struct cache_facts *m, const char *path, const struct stat *st,
+               int *audit, int *program);
+
+/* file_key: 0, or -1 (errno set). */
+int facts_key(struct cache_facts *m, const char *path, struct xom_plan_key *k);
+
+/* file_shape: 0, or -1. */
+int facts_shape(struct cache_facts *m, const char *path, uint64_t *shape);
+
+/* Writes the file into dir, by rename: with all set (a build of the
+ * whole system) only what this build met.  0, or -1. */
+int facts_save(struct cache_facts *m, const char *dir, int all);
+
+void facts_free(struct cache_facts *m);
 
 /* ---- scanning.c --------------------------------------------------------- */
 

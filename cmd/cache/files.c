@@ -73,6 +73,20 @@ static void *grown(void *p, size_t *cap, size_t n, size_t size, size_t first)
 	return q;
 }
 
+/* Whether the file of st is in the list. */
+static int list_has(const struct cache_files *l, const struct stat *st)
+{
+	if (!l->nhash)
+		return 0;
+	for (size_t k = ident_hash(st->st_dev, st->st_ino) & (l->nhash - 1); l->hash[k];
+	     k = (k + 1) & (l->nhash - 1)) {
+		const struct cache_file *f = &l->f[l->hash[k] - 1];
+		if (f->dev == st->st_dev && f->ino == st->st_ino)
+			return 1;
+	}
+	return 0;
+}
+
 /* Adds the file at path (its real path) with st; 0, also when it was
  * there already, or -1 when memory ran out. */
 static int list_add(struct cache_files *l, const char *path,
@@ -168,6 +182,25 @@ int files_add_path(struct cache_files *l, const char *path)
 		return XOM_EXIT_ENV;
 	}
 	return XOM_EXIT_OK;
+}
+
+int files_root_alone(const char *path, const struct stat *st)
+{
+	static char last[PATH_MAX];
+	static size_t nlast;
+	static int last_ok = -1;
+	const char *slash = strrchr(path, '/');
+
+	if (!slash || st->st_uid != 0 || (st->st_mode & 022))
+		return 0;
+	size_t n = (size_t)(slash - path);
+	if (last_ok >= 0 && n == nlast && !memcmp(last, path, n))
+		return last_ok;
+	int ok = root_alone(path, st);
+	last_ok = n && n < sizeof(last) ? ok : -1;
+	nlast = last_ok >= 0 ? n : 0;
+	memcpy(last, path, nlast);
+	return ok;
 }
 
 /* ---- a program and its libraries ----------------------------------------- */
@@ -566,12 +599,12 @@ static int visit(const char *path, const struct stat *lst, int type,
 	if ((type != FTW_F && type != FTW_SL) || !candidate(path, &st))
 		return FTW_CONTINUE;
 	walk.seen++;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
+	/* A file met before, through another link, is in the list already
+	 * (and its start-up recorded); nothing below would change. */
+	if (list_has(walk.l, &st))
 		return FTW_CONTINUE;
 	int audit, program;
-	enum elf_kind kind = elf_kind(fd, (uint64_t)st.st_size, NULL, 0, &audit, &program);
-	close(fd);
+	int kind = facts_kind(walk.l->facts, path, &st, &audit, &program);
 	if (kind != ELF_DYNAMIC || (walk.secure_only && !(program && secure_program(path, &st))))
 		return FTW_CONTINUE;
 	char real[PATH_MAX];
@@ -590,7 +623,8 @@ static int visit(const char *path, const struct stat *lst, int type,
 	 * runs as root, and whoever could change the program could make its
 	 * listing load what they like.  What its listing finds wrong is not
 	 * this walk's to say. */
-	if (walk.l->preload && program && !audit && walk.l->n > had && root_alone(real, &st)
+	if (walk.l->preload && program && !audit && walk.l->n > had
+	    && files_root_alone(real, &st)
 	    && list_libraries(walk.l, real, real, (st.st_mode & (S_ISUID | S_ISGID)) != 0,
 	                      0, 1) == XOM_EXIT_ENV) {
 		walk.status = XOM_EXIT_ENV;

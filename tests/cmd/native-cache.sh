@@ -106,6 +106,57 @@ test_cache_build_listings() {
 	export XDG_CACHE_HOME=$tmp/cache
 }
 
+# A build keeps what it learnt of each file (the store's facts file: its
+# ELF kind, key and shape) and reads a file again only when its identity
+# changed.  A fact made up on purpose (another build-id) shows which
+# were used: while it is, the file's plan is not found, and is made again.
+test_cache_build_facts() {
+	local d=$tmp/fa st=$tmp/cf/xom
+	export XDG_CACHE_HOME=$tmp/cf
+	mkdir -p "$d" && cp "$cache/libcache1.so" "$cache/libcache2.so" "$d/"
+	built() { grep -q "^xom: $1 plans\? built " "$tmp/err"; }
+	fact() { awk -v p="$d/$1" '$NF == p' "$st/facts"; }
+	# A file changed in the last seconds could change again unseen.
+	run_rc facts-not-fresh 0 "$xom" cache build "$d/libcache1.so" &&
+		{ ! built 0 && [ -s "$st/facts" ] && [ -z "$(fact libcache1.so)" ] && t_pass facts-not-fresh ||
+			t_fail facts-not-fresh "$(cat "$tmp/err"); $(cat "$st/facts" 2>&1 | head -3)"; }
+	sleep 3
+	run_rc facts-kept 0 "$xom" cache build "$d/libcache1.so" &&
+		{ built 0 && fact libcache1.so | grep -Eq ' [0-9a-f]{40} [0-9a-f]+ /' && t_pass facts-kept ||
+			t_fail facts-kept "$(cat "$tmp/err"); $(fact libcache1.so)"; }
+	forge() {
+		awk -v p="$d/libcache1.so" '$NF == p { $9 = "abababababababababababababababababababab" } 1' \
+			"$st/facts" >"$tmp/facts" && cat "$tmp/facts" >"$st/facts"
+	}
+	forge
+	run_rc facts-used 0 "$xom" cache build "$d/libcache1.so" &&
+		{ built 1 && t_pass facts-used || t_fail facts-used "$(cat "$tmp/err"); $(fact libcache1.so)"; }
+	# Not believed: a file that others may write; a file whose identity
+	# moved (a touch, a chmod that only the change time shows).
+	forge && chmod 666 "$st/facts"
+	run_rc facts-untrusted 0 "$xom" cache build "$d/libcache1.so" &&
+		{ built 0 && [ "$(stat -c %a "$st/facts")" = 644 ] && t_pass facts-untrusted ||
+			t_fail facts-untrusted "$(cat "$tmp/err"); $(stat -c %a "$st/facts")"; }
+	forge && touch "$d/libcache1.so"
+	run_rc facts-touched 0 "$xom" cache build "$d/libcache1.so" &&
+		{ built 0 && t_pass facts-touched || t_fail facts-touched "$(cat "$tmp/err")"; }
+	sleep 3
+	"$xom" cache build "$d/libcache1.so" "$d/libcache2.so" >"$tmp/out" 2>"$tmp/err"
+	forge && chmod u+s "$d/libcache1.so"
+	run_rc facts-chmod 0 "$xom" cache build "$d/libcache1.so" &&
+		{ built 0 && t_pass facts-chmod || t_fail facts-chmod "$(cat "$tmp/err")"; }
+	# Other bytes in the same inode (and another build-id): read again,
+	# so the plan found is the new content's, made a moment ago.
+	sleep 3
+	"$xom" cache build "$d/libcache1.so" >"$tmp/out" 2>"$tmp/err"
+	fact libcache1.so >"$tmp/fact-before"
+	cat "$d/libcache2.so" >"$d/libcache1.so"
+	run_rc facts-content 0 "$xom" cache build "$d/libcache1.so" &&
+		{ built 0 && [ -s "$tmp/fact-before" ] && t_pass facts-content ||
+			t_fail facts-content "$(cat "$tmp/err"); before: $(cat "$tmp/fact-before")"; }
+	export XDG_CACHE_HOME=$tmp/cache
+}
+
 test_cache_build_errors() {
 	export XDG_CACHE_HOME=$tmp/ce
 	run_rc cache-build-missing 2 "$xom" cache build "$tmp/no/such" &&
@@ -331,7 +382,7 @@ test_cache_prune_concurrent() {
 	export XDG_CACHE_HOME=$tmp/cache
 }
 
-for t in test_cache_usage test_cache_build_closure test_cache_build_listings test_cache_build_errors test_cache_progress test_cache_stale test_cache_prune_sets test_cache_prune_concurrent; do
+for t in test_cache_usage test_cache_build_closure test_cache_build_listings test_cache_build_facts test_cache_build_errors test_cache_progress test_cache_stale test_cache_prune_sets test_cache_prune_concurrent; do
 	$t
 done
 t_summary
