@@ -318,18 +318,42 @@ static void own_helper(const struct spawn *s)
 		sys3(SYS_setresuid, e, e, e);
 }
 
-/* The helper, until execveat: it shares the host's memory, so it makes
- * raw system calls only and touches nothing but *s. */
+/* fd, or a copy of it above the three standard descriptors (closed at
+ * exec) when it is one of them; -errno when none can be made. */
+static long above_std(long fd)
+{
+	return fd >= 0 && fd <= 2 ? sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 3) : fd;
+}
+
+/*
+ * The helper, until execveat: it shares the host's memory, so it makes
+ * raw system calls only and touches nothing but *s.  Its descriptors are
+ * its own (no CLONE_FILES).  A host that closed a standard descriptor
+ * before it started (GLib's spawn tests close stdout, and then run a
+ * child) had the helper's, the pipe's or /dev/null's land there: each is
+ * moved above them first, or a dup2 below would close it.  The helper
+ * then gets the pipe as stdout, xom's log (or /dev/null) as stderr, and
+ * /dev/null for a standard descriptor still closed, so that no file it
+ * opens can take one and receive what it writes there.
+ */
 static int run_helper(void *arg)
 {
 	struct spawn *s = arg;
 	static char *const envp[] = { NULL };
-	long r = sys2(SYS_dup2, s->out, 1);
+	long exe = above_std(s->exe), out = above_std(s->out);
+	long err = s->err < 0 ? s->err : above_std(s->err);
+	long r = SYS_FAILED(exe) ? exe : SYS_FAILED(out) ? out : 0;
 
-	if (!SYS_FAILED(r) && s->err != 2)
-		r = sys2(SYS_dup2, s->err, 2);
 	if (!SYS_FAILED(r))
-		r = sys5(SYS_execveat, s->exe, (long)"", (long)s->argv, (long)envp,
+		r = sys2(SYS_dup2, out, 1);
+	if (!SYS_FAILED(r) && err >= 0)
+		r = sys2(SYS_dup2, err, 2);
+	for (int fd = 0; fd <= 2 && !SYS_FAILED(r); fd += 2)
+		if (sys3(SYS_fcntl, fd, F_GETFD, 0) == -EBADF)
+			/* The lowest free descriptor: fd, as those below it are open. */
+			r = x_open("/dev/null", O_RDWR, 0);
+	if (!SYS_FAILED(r))
+		r = sys5(SYS_execveat, exe, (long)"", (long)s->argv, (long)envp,
 		         AT_EMPTY_PATH);
 	s->pid = r;
 	x_exit_group(127);
@@ -364,7 +388,7 @@ static long start(int exe, int out, char *const *argv)
 
 	if (logfd < 0)
 		err = (int)x_open("/dev/null", O_WRONLY | O_CLOEXEC, 0);
-	struct spawn s = { exe, out, err < 0 ? 2 : err, argv, 0,
+	struct spawn s = { exe, out, err < 0 ? -1 : err, argv, 0,
 	                   stack2 + sizeof(sc->stack2), xom_secure, 0, { 0 } };
 	/* No exit signal for the intermediate: the host's SIGCHLD handler
 	 * and its waitpid(-1) must not see it either. */

@@ -471,6 +471,19 @@ t_check helper-after-chdir '[ ! -e $W/evil-ran ] && grep -q "^PASS" $W/out && ! 
 cp "$LIB" "$W/late/libfd2.so"
 run "backend=none:verbose=1:require=0" "$T" fd2 "$W/db" "$W/late/libfd2.so"
 t_check log-descriptor-reused '[ "$(cat $W/db)" = DATA ]' "the file holds: $(head -c 300 $W/db)"
+# Standard descriptors closed before the program starts (GLib's spawn
+# tests close stdout, then run a child through the door): the helper, the
+# pipe and /dev/null land there, and the helper must start all the same
+# and its plans reach the cache.  Where stderr is open, nothing is said.
+for c in 1 0-1 1-2 0-1-2 2; do
+	rm -f "$W/err"
+	(
+		for fd in $(echo $c | tr - ' '); do eval "exec $fd>&-"; done
+		XDG_CACHE_HOME=$W/stdio-$c XOM_OPTIONS=$BASE:backend=none LD_PRELOAD=$P /bin/true
+		echo $? >"$W/rc"
+	) 2>"$W/err"
+	t_check "closed-std-$c-scans" '[ "$(cat $W/rc)" = 0 ] && [ -s $W/stdio-$c/xom/plans ] && ! [ -s $W/err ]' "rc $(cat $W/rc), $(ls $W/stdio-$c/xom 2>&1 | tr '\n' ' ') stderr: $(err)"
+done
 # A file-size limit: writing plans must not kill the program.
 run_limited() { (ulimit -f 16; XOM_OPTIONS=$BASE:backend=none LD_PRELOAD=$P XDG_CACHE_HOME=$W/small /bin/echo hello) >"$W/out" 2>"$W/err"; rc=$?; }
 run_limited
