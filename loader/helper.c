@@ -325,36 +325,51 @@ static long above_std(long fd)
 	return fd >= 0 && fd <= 2 ? sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 3) : fd;
 }
 
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+#define CLOSE_RANGE_CLOEXEC_ (1U << 2)
+
 /*
  * The helper, until execveat: it shares the host's memory, so it makes
  * raw system calls only and touches nothing but *s.  Its descriptors are
- * its own (no CLONE_FILES).  A host that closed a standard descriptor
- * before it started (GLib's spawn tests close stdout, and then run a
- * child) had the helper's, the pipe's or /dev/null's land there: each is
- * moved above them first, or a dup2 below would close it.  The helper
- * then gets the pipe as stdout, xom's log (or /dev/null) as stderr, and
- * /dev/null for a standard descriptor still closed, so that no file it
- * opens can take one and receive what it writes there.
+ * its own (no CLONE_FILES), and it sets all three standard ones itself:
+ *   0  the read end of a pipe whose write end closes at exec: reads find
+ *      the end at once, and the host's stdin (a terminal, a client's
+ *      socket) is not held open by the helper;
+ *   1  the pipe its plans go back through;
+ *   2  xom's log or /dev/null (the host's open), else that read end,
+ *      where a write fails: never a file the helper opens itself.
+ * Each is first moved above the standard ones: a host that closed one
+ * before it started (GLib's spawn tests close stdout, then run a child)
+ * had xom's own descriptors land there, and a dup2 below would close
+ * them.  Every other descriptor the host left open is closed at exec
+ * (close_range; where the kernel lacks it, the helper inherits them as it
+ * did before, which only keeps them open longer).  No file needed: a
+ * root without /dev/null starts the helper all the same.
  */
 static int run_helper(void *arg)
 {
 	struct spawn *s = arg;
 	static char *const envp[] = { NULL };
+	int p[2];
 	long exe = above_std(s->exe), out = above_std(s->out);
-	long err = s->err < 0 ? s->err : above_std(s->err);
-	long r = SYS_FAILED(exe) ? exe : SYS_FAILED(out) ? out : 0;
+	long err = s->err < 0 ? -EBADF : above_std(s->err);
+	long r = SYS_FAILED(exe) ? exe : SYS_FAILED(out) ? out : x_pipe2(p, O_CLOEXEC);
+	long in = SYS_FAILED(r) ? r : above_std(p[0]);
 
+	r = in;
+	if (!SYS_FAILED(r))
+		r = sys2(SYS_dup2, in, 0);
 	if (!SYS_FAILED(r))
 		r = sys2(SYS_dup2, out, 1);
-	if (!SYS_FAILED(r) && err >= 0)
-		r = sys2(SYS_dup2, err, 2);
-	for (int fd = 0; fd <= 2 && !SYS_FAILED(r); fd += 2)
-		if (sys3(SYS_fcntl, fd, F_GETFD, 0) == -EBADF)
-			/* The lowest free descriptor: fd, as those below it are open. */
-			r = x_open("/dev/null", O_RDWR, 0);
 	if (!SYS_FAILED(r))
+		r = sys2(SYS_dup2, SYS_FAILED(err) ? in : err, 2);
+	if (!SYS_FAILED(r)) {
+		sys3(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC_);
 		r = sys5(SYS_execveat, exe, (long)"", (long)s->argv, (long)envp,
 		         AT_EMPTY_PATH);
+	}
 	s->pid = r;
 	x_exit_group(127);
 }

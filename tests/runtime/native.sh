@@ -484,6 +484,37 @@ for c in 1 0-1 1-2 0-1-2 2; do
 	) 2>"$W/err"
 	t_check "closed-std-$c-scans" '[ "$(cat $W/rc)" = 0 ] && [ -s $W/stdio-$c/xom/plans ] && ! [ -s $W/err ]' "rc $(cat $W/rc), $(ls $W/stdio-$c/xom 2>&1 | tr '\n' ' ') stderr: $(err)"
 done
+# What the helper starts with, logged by helperspy beside a copy of
+# libxom.so: xom sets its three standard descriptors whatever the host left
+# there (stdin the read end of an empty pipe, stdout the plans' pipe,
+# stderr xom's log or /dev/null), and none of the host's others reaches it:
+# a host's client socket on stdin, or any descriptor it left open, must
+# not be held open by a helper that may run for minutes.
+SP=$W/spy
+mkdir -p "$SP" && cp "$P" "$SP/libxom.so" && cp "$B/tests/runtime/helperspy" "$SP/xom-plan" &&
+	cp "$B/xom-plan" "$SP/xom-plan.real" && : >"$SP/spy.log"
+spy_fds() { # spy_fds SETUP [WRAP]: /bin/true through that copy, after the shell's SETUP
+	rm -rf "$W/spyc" "$W/fds"
+	( eval "$1"; eval "${2:-}" env XDG_CACHE_HOME="$W/spyc" XOM_OPTIONS="$BASE:backend=none" \
+		LD_PRELOAD="$SP/libxom.so" /bin/true ) 2>"$W/err"
+	grep '^fds ' "$SP/spy.log" | tail -n 1 >"$W/fds"
+	[ -s "$W/spyc/xom/plans" ]
+}
+spy_fds "exec 0</etc/hostname 7</dev/null"
+t_check helper-fds-host-left-open '[ -s $W/spyc/xom/plans ] && [ "$(cat $W/fds)" = "fds 0:pipe-r 1:pipe-w 2:file more 0" ]' \
+	"the helper got [$(cat $W/fds)]: $(err)"
+spy_fds "exec 0<&- 2>&-"
+t_check helper-fds-host-closed '[ -s $W/spyc/xom/plans ] && [ "$(cat $W/fds)" = "fds 0:pipe-r 1:pipe-w 2:null more 0" ]' \
+	"the helper got [$(cat $W/fds)]: $(err)"
+# No /dev/null at all (a bare root): the helper starts, its stderr a
+# descriptor where writes fail, never a file it opens itself.
+if [ "$(id -u)" != 0 ] || ! unshare -m true 2>/dev/null; then
+	t_skip helper-fds-no-dev-null "needs root and unshare -m (a mount namespace)"
+else
+	spy_fds "exec 2>&-" "unshare -m sh -c 'mount -t tmpfs tmpfs /dev && exec \"\$@\"' sh"
+	t_check helper-fds-no-dev-null '[ -s $W/spyc/xom/plans ] && [ "$(cat $W/fds)" = "fds 0:pipe-r 1:pipe-w 2:pipe-r more 0" ]' \
+		"the helper got [$(cat $W/fds)]: $(err)"
+fi
 # A file-size limit: writing plans must not kill the program.
 run_limited() { (ulimit -f 16; XOM_OPTIONS=$BASE:backend=none LD_PRELOAD=$P XDG_CACHE_HOME=$W/small /bin/echo hello) >"$W/out" 2>"$W/err"; rc=$?; }
 run_limited
