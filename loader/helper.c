@@ -220,7 +220,7 @@ static int open_helper(void)
 }
 
 struct spawn {
-	int exe, out, err;
+	int exe, out, err;      /* err: xom's log, or -1 */
 	char *const *argv;
 	volatile long pid;      /* the helper's, or -errno */
 	char *stack2;
@@ -338,8 +338,8 @@ static long above_std(long fd)
  *      the end at once, and the host's stdin (a terminal, a client's
  *      socket) is not held open by the helper;
  *   1  the pipe its plans go back through;
- *   2  xom's log or /dev/null (the host's open), else that read end,
- *      where a write fails: never a file the helper opens itself.
+ *   2  xom's log, else /dev/null, else (a root without it) that read
+ *      end, where a write fails: never a file the helper opens itself.
  * Each is first moved above the standard ones: a host that closed one
  * before it started (GLib's spawn tests close stdout, then run a child)
  * had xom's own descriptors land there, and a dup2 below would close
@@ -354,7 +354,7 @@ static int run_helper(void *arg)
 	static char *const envp[] = { NULL };
 	int p[2];
 	long exe = above_std(s->exe), out = above_std(s->out);
-	long err = s->err < 0 ? -EBADF : above_std(s->err);
+	long err = above_std(s->err >= 0 ? s->err : x_open("/dev/null", O_WRONLY | O_CLOEXEC, 0));
 	long r = SYS_FAILED(exe) ? exe : SYS_FAILED(out) ? out : x_pipe2(p, O_CLOEXEC);
 	long in = SYS_FAILED(r) ? r : above_std(p[0]);
 
@@ -399,11 +399,7 @@ static int start_helper(void *arg)
 static long start(int exe, int out, char *const *argv)
 {
 	char *stack1 = sc->stack1, *stack2 = sc->stack2;
-	int logfd = xom_log_fd(), err = logfd;
-
-	if (logfd < 0)
-		err = (int)x_open("/dev/null", O_WRONLY | O_CLOEXEC, 0);
-	struct spawn s = { exe, out, err < 0 ? -1 : err, argv, 0,
+	struct spawn s = { exe, out, xom_log_fd(), argv, 0,
 	                   stack2 + sizeof(sc->stack2), xom_secure, 0, { 0 } };
 	/* No exit signal for the intermediate: the host's SIGCHLD handler
 	 * and its waitpid(-1) must not see it either. */
@@ -412,8 +408,6 @@ static long start(int exe, int out, char *const *argv)
 	if (mid > 0)
 		while (sys4(SYS_wait4, mid, 0, __WCLONE, 0) == -EINTR)
 			;
-	if (logfd < 0 && err >= 0)
-		x_close(err);
 	sc->low = s.low;
 	memcpy(sc->got, s.got, sizeof(sc->got));
 	return mid > 0 ? s.pid : mid < 0 ? mid : -ECHILD;

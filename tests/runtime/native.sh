@@ -490,15 +490,17 @@ done
 # stderr xom's log or /dev/null), and none of the host's others reaches it:
 # a host's client socket on stdin, or any descriptor it left open, must
 # not be held open by a helper that may run for minutes.
+spy_lib() { # spy_lib DIR: a copy of libxom.so in DIR, its helper helperspy before the real one
+	mkdir -p "$1" && cp "$P" "$1/libxom.so" && cp "$B/tests/runtime/helperspy" "$1/xom-plan" &&
+		cp "$B/xom-plan" "$1/xom-plan.real" && : >"$1/spy.log"
+}
 SP=$W/spy
-mkdir -p "$SP" && cp "$P" "$SP/libxom.so" && cp "$B/tests/runtime/helperspy" "$SP/xom-plan" &&
-	cp "$B/xom-plan" "$SP/xom-plan.real" && : >"$SP/spy.log"
+spy_lib "$SP"
 spy_fds() { # spy_fds SETUP [WRAP]: /bin/true through that copy, after the shell's SETUP
 	rm -rf "$W/spyc" "$W/fds"
 	( eval "$1"; eval "${2:-}" env XDG_CACHE_HOME="$W/spyc" XOM_OPTIONS="$BASE:backend=none" \
 		LD_PRELOAD="$SP/libxom.so" /bin/true ) 2>"$W/err"
 	grep '^fds ' "$SP/spy.log" | tail -n 1 >"$W/fds"
-	[ -s "$W/spyc/xom/plans" ]
 }
 spy_fds "exec 0</etc/hostname 7</dev/null"
 t_check helper-fds-host-left-open '[ -s $W/spyc/xom/plans ] && [ "$(cat $W/fds)" = "fds 0:pipe-r 1:pipe-w 2:file more 0" ]' \
@@ -589,8 +591,7 @@ if [ -n "$why" ]; then
 		t_skip $t "$why"
 	done
 else
-	cp "$P" "$S/lib/libxom.so" && cp "$B/tests/runtime/helperspy" "$S/lib/xom-plan" &&
-		cp "$B/xom-plan" "$S/lib/xom-plan.real" && : >"$S/lib/spy.log" && chmod 666 "$S/lib/spy.log"
+	spy_lib "$S/lib" && chmod 666 "$S/lib/spy.log"
 	cp /bin/cat "$S/cat-root" && chmod 4755 "$S/cat-root"
 	cp /bin/cat "$S/cat-daemon" && chown 1:1 "$S/cat-daemon" && chmod 4755 "$S/cat-daemon"
 	echo "$S/lib/libxom.so" >"$S/up/ld.so.preload"
