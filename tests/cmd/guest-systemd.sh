@@ -11,7 +11,9 @@
 #           journald's SystemCallFilter= the kernel's own execute-only key
 #           protects it where the filter refuses xom's, with one line
 #   global  xom enable --system, then systemctl daemon-reexec: systemd
-#           itself (PID 1) and a service without the drop-in are
+#           itself (PID 1), a service without the drop-in, and the
+#           hardened daemons under their stock units (journald, udevd,
+#           timesyncd, logind, resolved; the kernel's own key) are
 #           protected; xom disable --system and another re-exec undo it
 set -u
 cd /xom 2>/dev/null || cd "$(dirname "$0")/../.."
@@ -43,9 +45,12 @@ unit() {
 # started PID PATH: waits (10 s at most) until PID runs PATH.  From systemd
 # 255 on, a service's process is systemd-executor until it execs the
 # program, and MainPID names it from the fork.
+# PATH may be a link (/lib/systemd/systemd-udevd, or any path under the
+# merged /usr's /lib); the process's exe is the file's own path.
 started() {
-	local i=0
-	while [ "$(readlink "/proc/$1/exe" 2>/dev/null)" != "$2" ] && [ $i -lt 100 ]; do
+	local i=0 want
+	want=$(readlink -f "$2")
+	while [ "$(readlink "/proc/$1/exe" 2>/dev/null)" != "$want" ] && [ $i -lt 100 ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done
@@ -83,6 +88,7 @@ store)
 	"$xom" cache build --store "$S" /usr/bin/sleep /usr/bin/sha256sum /usr/bin/cat \
 		/lib/systemd/systemd /usr/bin/systemctl /lib/systemd/systemd-journald \
 		/lib/systemd/systemd-timesyncd /lib/systemd/systemd-logind /usr/bin/dbus-daemon \
+		/lib/systemd/systemd-udevd /lib/systemd/systemd-resolved \
 		/usr/bin/journalctl "$B/tests/runtime/xomtest" "$xom" >"$W/out" 2>"$W/err"
 	rc=$?
 	echo "# store built in $(( $(date +%s) - start )) s: $(cat "$W/err")"
@@ -186,18 +192,22 @@ global)
 	"$xom" status --system >"$W/table" 2>"$W/err"
 	t_check global-status-system 'grep -Eq "^ +1 +preload +[1-9][0-9]* .* [(]systemd[)]$" $W/table' "$(head -n 5 $W/table | tr '\n' '|') $(err)"
 	systemctl stop xom-plain.service
-	# journald and timesyncd with their stock units: their
-	# SystemCallFilter= refuses pkey_alloc and their
-	# MemoryDenyWriteExecute=yes mprotect(PROT_EXEC), so the kernel's own
-	# key protects them, every object as its plan says: xom status gives
-	# an object's figures only where the pages execute-only are the plan's.
-	# journald's one line goes nowhere (StandardOutput=null), so it goes
-	# to the journal.
-	# logind needs the system bus, which is not hardened and runs under
-	# xom's own key.
+	# The hardened daemons with their stock units: journald, udevd,
+	# timesyncd, logind and resolved.  Their SystemCallFilter= refuses
+	# pkey_alloc and their MemoryDenyWriteExecute=yes mprotect(PROT_EXEC),
+	# so the kernel's own key protects them, every object as its plan
+	# says: xom status gives an object's figures only where the pages
+	# execute-only are the plan's.  journald's one line goes nowhere
+	# (StandardOutput=null), so it goes to the journal.  logind and
+	# resolved need the system bus, which is not hardened and runs under
+	# xom's own key.  The daemons' users, as their sysusers.d files make
+	# them.
 	grep -q '^systemd-timesync:' /etc/passwd ||
 		echo 'systemd-timesync:x:997:997:systemd Time Synchronization:/:/usr/sbin/nologin' >>/etc/passwd
 	grep -q '^systemd-timesync:' /etc/group || echo 'systemd-timesync:x:997:' >>/etc/group
+	grep -q '^systemd-resolve:' /etc/passwd ||
+		echo 'systemd-resolve:x:996:996:systemd Resolver:/:/usr/sbin/nologin' >>/etc/passwd
+	grep -q '^systemd-resolve:' /etc/group || echo 'systemd-resolve:x:996:' >>/etc/group
 	grep -q '^messagebus:' /etc/passwd || echo 'messagebus:x:100:102::/nonexistent:/usr/sbin/nologin' >>/etc/passwd
 	grep -q '^messagebus:' /etc/group || echo 'messagebus:x:102:' >>/etc/group
 	[ -s /etc/machine-id ] || tr -d - </proc/sys/kernel/random/uuid >/etc/machine-id
@@ -210,13 +220,15 @@ global)
 	done
 	systemctl daemon-reload
 	systemctl start systemd-journald.socket systemd-journald-dev-log.socket systemd-journald.service
-	systemctl start dbus.socket
-	for d in journald timesyncd dbus logind; do
+	systemctl start dbus.socket systemd-udevd-control.socket systemd-udevd-kernel.socket
+	for d in journald udevd timesyncd dbus logind resolved; do
 		u=systemd-$d exe=/lib/systemd/systemd-$d
 		[ $d = dbus ] && u=dbus exe=/usr/bin/dbus-daemon
 		timeout 60 systemctl start $u.service 2>"$W/start-err"
 		pid=$(prop $u.service MainPID)
 		started "$pid" $exe
+		# udevd's file is udevadm's (a link on Debian 12).
+		exe=$(readlink -f "$exe")
 		cat "/proc/$pid/smaps" >"$W/smaps" 2>"$W/err"
 		nd=$(xo_pages "$W/smaps" "${exe##*/}") nl=$(xo_pages "$W/smaps" libc.so.6)
 		"$xom" status "$pid" >"$W/status" 2>&1
