@@ -15,14 +15,17 @@
 #   make check-deb
 #                 the packages built, installed, upgraded, removed and
 #                 purged in a minimal trixie root of their own
+#   make check-stock
+#                 a stock trixie system with the packages installed,
+#                 booted whole under emulated protection keys
 #   make check    all of the above but the demo, as the README's command
 #   user          make quick as a user who is not root, in a clone of
 #                 their own (run it after a step that installed the packages)
 #
 #   tests/debian13.sh [--fresh] [STEP...]
 #
-# STEP names some of the steps above (build quick asan demo vm deb check
-# user; default: demo check user); the build always runs.  --fresh deletes
+# STEP names some of the steps above (build quick asan demo vm deb stock
+# check user; default: demo check user); the build always runs.  --fresh deletes
 # the cached root first, so that the packages that `make` installs on first
 # use are installed again, as on a new machine.  Logs go to
 # build/debian13/logs/.  Needs root and the Debian mirror (MIRROR, default:
@@ -43,7 +46,7 @@ while [ $# -gt 0 ]; do
 done
 steps=${*:-demo check user}
 for s in $steps; do
-	case $s in build|quick|asan|demo|vm|deb|check|user) ;; *) echo "debian13: unknown step '$s' (build quick asan demo vm deb check user)" >&2; exit 64 ;; esac
+	case $s in build|quick|asan|demo|vm|deb|stock|check|user) ;; *) echo "debian13: unknown step '$s' (build quick asan demo vm deb stock check user)" >&2; exit 64 ;; esac
 done
 [ "$(id -u)" = 0 ] || { echo "debian13: needs root (debootstrap, chroot, mount)" >&2; exit 2; }
 
@@ -176,6 +179,7 @@ for s in $steps; do
 	demo) run demo make demo; tail -n 12 "$logs/demo.log" | sed 's/^/   | /' ;;
 	vm) run vm make check-vm ;;
 	deb) run deb make check-deb ;;
+	stock) run stock make check-stock ;;
 	check) run check make check ;;
 	user)
 		# A user of their own, with a clone of their own: nothing of
