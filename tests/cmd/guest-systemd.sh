@@ -41,7 +41,6 @@ unit() {
 		for l in "$@"; do echo "$l"; done
 	} >"$U/$n.service"
 }
-# dropin NAME [LINE...]: docs/services.md's drop-in for service NAME, with LINEs.
 # started PID PATH: waits (10 s at most) until PID runs PATH.  From systemd
 # 255 on, a service's process is systemd-executor until it execs the
 # program, and MainPID names it from the fork.
@@ -54,7 +53,18 @@ started() {
 		sleep 0.1
 		i=$((i + 1))
 	done
+	# sleep(1) is past its start-up, xom's included, once it waits in
+	# clock_nanosleep (230) or nanosleep (35): its exe changes at the
+	# exec, before the dynamic linker has loaded anything.
+	case $want in */sleep)
+		while [ $i -lt 100 ]; do
+			case $(cut -d' ' -f1 "/proc/$1/syscall" 2>/dev/null) in 230|35) break ;; esac
+			sleep 0.1
+			i=$((i + 1))
+		done ;;
+	esac
 }
+# dropin NAME [LINE...]: docs/services.md's drop-in for service NAME, with LINEs.
 dropin() {
 	n=$1; shift
 	mkdir -p "$U/$n.service.d"
