@@ -152,6 +152,31 @@ static int shared_may_take(const struct cache_file *f)
 	return 0;
 }
 
+/*
+ * Whether ix's plan for f's key and shape, which does not fit f, was made
+ * from another file of this build that it still fits.  Two files can claim
+ * one build-id and have one shape yet differ in their bytes (perl and
+ * perl-base ship such twins, and OpenJDK two libjsig.so): the store keeps
+ * one plan for the pair, and the runtime uses it for both (its code sum
+ * decides).  Scanning f again would only take the plan from its twin, and
+ * the next build would give it back: every build scanned both again.
+ */
+static int twin_current(const struct store_index *ix, const struct cache_files *l,
+                        const struct cache_file *f, uint64_t shape)
+{
+	const struct xom_plan_head *p;
+
+	if (!ix->map || !(p = xom_store_find(ix->map, ix->len, &f->key, &shape)))
+		return 0;
+	const char *maker = xom_plan_path(p);
+	if (!strcmp(maker, f->path))
+		return 0;
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->f[i].path, maker))
+			return plan_fits(p, maker) == PLAN_CURRENT;
+	return 0;
+}
+
 /* Splits l into what already has a current plan (in the target store, or
  * for a user's build in the system store that the runtime trusts, which
  * it reads first) and what is to scan. */
@@ -187,7 +212,8 @@ static size_t to_scan(struct cache_files *l, const char *dir, int shared,
 		 * the file's own from being made. */
 		if (facts_shape(l->facts, f->path, &shape) == 0
 		    && (store_find_shaped(&target, &f->key, shape, f->path)
-		        || store_find_shaped(&sys, &f->key, shape, f->path)))
+		        || store_find_shaped(&sys, &f->key, shape, f->path)
+		        || twin_current(&target, l, f, shape)))
 			++*current;
 		else
 			todo[n++] = f;

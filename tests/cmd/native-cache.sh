@@ -382,7 +382,35 @@ test_cache_prune_concurrent() {
 	export XDG_CACHE_HOME=$tmp/cache
 }
 
-for t in test_cache_usage test_cache_build_closure test_cache_build_listings test_cache_build_facts test_cache_build_errors test_cache_progress test_cache_stale test_cache_prune_sets test_cache_prune_concurrent; do
+# Twins: two files with one build-id and one shape whose bytes differ
+# (perl and perl-base ship such pairs).  The store keeps one plan for both;
+# a second build finds both current, where it once scanned one of them
+# again each time, taking the plan from the other.
+test_cache_twins() {
+	local d=$tmp/tw
+	export XDG_CACHE_HOME=$tmp/ctw
+	mkdir -p "$d" && cp "$cache/lib/libcachedep.so" "$d/a.so" && cp "$d/a.so" "$d/b.so" &&
+		printf 'twin' >>"$d/b.so"
+	# Both, and what they need (libc, the dynamic linker, libxom.so).
+	run_rc twins-first 0 "$xom" cache build "$d/a.so" "$d/b.so" || return
+	local n=$(sed -n 's/^xom: \([0-9]*\) plans built .*; 0 already current;.*/\1/p' "$tmp/err")
+	[ "${n:-0}" -ge 2 ] && t_pass twins-first || t_fail twins-first "$(cat "$tmp/err")"
+	local i
+	for i in 2 3; do
+		run_rc twins-current-$i 0 "$xom" cache build "$d/a.so" "$d/b.so" || return
+		grep -q "^xom: 0 plans built .*; $n already current;" "$tmp/err" &&
+			t_pass twins-current-$i || t_fail twins-current-$i "build $i: $(cat "$tmp/err")"
+	done
+	# Alone, the twin whose plan the store does not hold gets its own.
+	rm -rf "$tmp/ctw"
+	"$xom" cache build -q "$d/a.so" 2>"$tmp/err"
+	run_rc twins-alone 0 "$xom" cache build "$d/b.so" &&
+		{ grep -q "^xom: 1 plan built " "$tmp/err" && t_pass twins-alone ||
+			t_fail twins-alone "$(cat "$tmp/err")"; }
+	export XDG_CACHE_HOME=$tmp/cache
+}
+
+for t in test_cache_usage test_cache_build_closure test_cache_build_listings test_cache_twins test_cache_build_facts test_cache_build_errors test_cache_progress test_cache_stale test_cache_prune_sets test_cache_prune_concurrent; do
 	$t
 done
 t_summary
