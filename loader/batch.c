@@ -132,13 +132,30 @@ static int thread_gone(int tid)
 	return x_tgkill(x_getpid(), tid, 0) == -ESRCH;
 }
 
+/* This thread's ID without a system call: the C library keeps it (a fork
+ * child's thread has its own, which fork writes there), and a thread's
+ * CPU clock is the kernel's encoding of it, ((~tid) << 3) | 6, which
+ * musl computes the same way.  gettid where the library has none to give
+ * (a thread made by a raw clone). */
+static int self_tid(void)
+{
+	clockid_t c;
+
+	if (pthread_getcpuclockid(pthread_self(), &c) == 0 && (c & 7) == 6) {
+		int tid = (int)((unsigned)~c >> 3);
+		if (tid > 0)
+			return tid;
+	}
+	return x_gettid();
+}
+
 void xom_enter(void)
 {
 	if (lock_depth) {
 		lock_depth++;   /* this thread holds it already */
 		return;
 	}
-	int self = x_gettid();
+	int self = self_tid();
 	/* Every signal but the two that glibc keeps for itself (SIGCANCEL,
 	 * SIGSETXID, 32 and 33): set*id in another thread waits for this one
 	 * to take SIGSETXID, and cancellation is off below anyway. */
@@ -175,16 +192,6 @@ void xom_leave(void)
 		pthread_setcancelstate(cancel, &ignored);
 		x_sigmask(SIG_SETMASK, &mask, NULL);
 	}
-}
-
-void xom_lock_reset(void)
-{
-	/* fork() runs this in the child, in the thread that forked: if that
-	 * thread held the lock, fork was called from inside xom, which does
-	 * not happen; any other owner does not exist here. */
-	lock_owner = 0;
-	lock_depth = 0;
-	batch_abandon();
 }
 
 void xom_started_up(void)
@@ -248,8 +255,10 @@ static int run_batch(void (*apply)(void))
 			if (!a->done)
 				finish(a, a->ph, a->phnum);
 	}
-	/* Before the stores are unmapped: a path may point into one. */
+	/* Before the stores are closed: a path may point into one. */
 	int rc = end_batch();
+	/* Before the key's rights are checked: it gives back this thread's. */
+	xom_stores_close(&st);
 	/* What the program may have done since the last batch, behind every
 	 * wrapper: changed the key's rights, or replaced the handler. */
 	if (xom_started) {
@@ -257,7 +266,6 @@ static int run_batch(void (*apply)(void))
 		if (xom_fault_check())
 			xom_say("the program replaced xom's SIGSEGV handler with a raw system call; xom put its own back in front, and passes the program's faults on to it");
 	}
-	xom_stores_close(&st);
 	xom_batch_unmap();
 	xom_helper_release(mem);
 	xom_profile_close();

@@ -110,7 +110,7 @@ static inline void xom_copy_str(char *dst, size_t cap, const char *src)
 }
 
 /* ---- pkey.c: the key and the protection calls -------------------------- */
-extern int xom_key;                     /* 0 until allocated [fault] */
+extern int xom_key;                     /* 0 until allocated (state.c) [fault] */
 extern unsigned long xom_prot_calls;    /* calls made, or counted (none) */
 int xom_key_alloc(void);                /* start: 0, or -1 after one line */
 long xom_protect(uintptr_t a, size_t len);      /* object: 0 or -errno */
@@ -123,6 +123,17 @@ int xom_key_check(void);
  * mprotect, or by mapping again from the file where mprotect(PROT_EXEC) is
  * refused too; NONE when every way was refused. */
 enum { XOM_VIA_KEY, XOM_VIA_MPROTECT, XOM_VIA_REMAP, XOM_VIA_NONE };
+
+/* ---- hide.c: xom's own data under its key ------------------------------ */
+/* Puts [p, p+len), data of xom's own, under xom's key, readable only
+ * between xom_key_reads_open and xom_key_reads_close in the thread that
+ * opened: 0 or -errno (object; counted among the protection calls). */
+long xom_key_hide(const void *p, size_t len);
+/* Lets this thread read what is under xom's key (its code too) until
+ * xom_key_reads_close(what it returned); no system call.  Only inside the
+ * lock, whose blocked signals keep the program's code off this thread. */
+unsigned xom_key_reads_open(void);
+void xom_key_reads_close(unsigned old);
 
 /* ---- kernkey.c: the kernel's execute-only key -------------------------- */
 struct xom_target;
@@ -217,10 +228,26 @@ int xom_objects_used(void);
 /* xom_enter and xom_leave, the object phase's lock: xom_loader.h. */
 
 /* ---- stores.c: the plan stores ----------------------------------------- */
-/* A store's index is mapped (map), or, for a small batch, read in place
- * through fd (read); len is its size in both cases. */
-struct xom_store { const void *map; size_t len; int tried, fd; uint32_t nslots; };
-struct xom_stores { struct xom_store s[XOM_NSTORES]; int read; };
+/* A store's index is mapped (map: kept from an earlier batch, or mapped
+ * for this one from the file dev, ino, with change time ctime), or, for a
+ * small batch, read in place through fd (read); len is its size in both
+ * cases. */
+struct xom_store {
+	const void *map;
+	size_t len;
+	int tried, fd, kept;
+	uint32_t nslots;
+	dev_t dev;
+	ino_t ino;
+	struct timespec ctime;
+};
+/* keep: what is mapped now stays mapped after the batch, under xom's key;
+ * reads_open: this thread may read the key's pages (pkru to restore). */
+struct xom_stores {
+	struct xom_store s[XOM_NSTORES];
+	int read, keep, reads_open;
+	unsigned pkru;
+};
 /* Before a batch that looks up n objects; a small batch reads its plans
  * into room (cap bytes), the batch's own table past its arrivals. */
 void xom_stores_open(struct xom_stores *st, size_t n, void *room, size_t cap);

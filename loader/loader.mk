@@ -12,7 +12,7 @@ OPTIONS_OBJ := $(B)/loader/options.o $(B)/loader/fmt.o
 # slots first.
 RUNTIME_OBJ := $(addprefix $(B)/loader/,objects.o state.o start.o refuse.o settings.o options.o fmt.o say.o \
 	pkey.o kernkey.o elfmem.o stores.o apply.o fault.o calls.o str.o helper.o \
-	arrive.o lookup.o batch.o profile.o storeread.o) $(PLAN_FORMAT_OBJ)
+	arrive.o lookup.o batch.o profile.o storeread.o hide.o) $(PLAN_FORMAT_OBJ)
 # str.c defines memcpy and friends: the compiler must not turn its loops
 # back into calls to them.
 $(B)/loader/str.o: CFLAGS += -fno-builtin -fno-tree-loop-distribute-patterns

@@ -13,10 +13,6 @@
 #include "sys.h"
 #include "xom_loader.h"
 
-/* 0 until allocated: key 0 is the default key, which pkey_alloc never
- * returns, and a zero here keeps the variable out of .data. */
-int xom_key;
-unsigned long xom_prot_calls;
 
 /* CPUID.(EAX=7,ECX=0):ECX bit 3 is PKU, bit 4 OSPKE (the kernel set CR4.PKE). */
 static unsigned cpu_pkey_bits(void)
@@ -98,16 +94,6 @@ int xom_key_guard(int key)
 	return 1;
 }
 
-/* RDPKRU: the calling thread's rights for every key. */
-static unsigned rdpkru(void)
-{
-	unsigned eax, edx, ecx = 0;
-
-	__asm__ volatile(".byte 0x0f, 0x01, 0xee" : "=a"(eax), "=d"(edx) : "c"(ecx));
-	(void)edx;
-	return eax;
-}
-
 int xom_key_check(void)
 {
 	static int said;
@@ -115,7 +101,7 @@ int xom_key_check(void)
 
 	if (!xom_active || key <= 0 || xom_opt.backend == XOM_BACKEND_NONE)
 		return 0;
-	if ((rdpkru() >> (2 * key)) & PKEY_DISABLE_ACCESS)
+	if ((x_rdpkru() >> (2 * key)) & PKEY_DISABLE_ACCESS)
 		return 0;
 	if (!said++)
 		xom_say("protection key %d no longer denies reads in this thread: the program changed its rights or freed and reused the key with raw system calls; code is readable",

@@ -1,6 +1,7 @@
 /*
  * state.c - the process-wide state that the runtime's phases read: the
- * options, whether xom is active, who the process is, and its stores.
+ * options, whether xom is active, who the process is, its key and its
+ * stores.
  *
  * Phase: written once by start (start.c); read by every phase, the fault
  * phase included [fault].  It calls nothing above options.c, so that every
@@ -15,6 +16,12 @@ int xom_active;
 int xom_started;
 int xom_secure;
 unsigned xom_euid;
+
+/* xom's protection key (pkey.c allocates it), 0 until allocated: key 0 is
+ * the default key, which pkey_alloc never returns.  The protection calls
+ * made, or counted (backend=none). */
+int xom_key;
+unsigned long xom_prot_calls;
 
 /* The stores' folders, found by start (xom_store_dirs). */
 struct xom_dirs xom_stores_at;

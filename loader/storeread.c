@@ -1,6 +1,7 @@
 /*
  * storeread.c - a small batch's plans, read from a store's index with
- * pread instead of mapping it (stores.c opens the index and decides).
+ * pread instead of mapping it, where no index may be kept between
+ * batches: under the kernel's key (stores.c opens the index and decides).
  *
  * Phase: object.  The plans and sets read go into the batch's table, after
  * its arrivals (the room that stores.c is given at xom_stores_open), so

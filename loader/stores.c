@@ -2,25 +2,35 @@
  * stores.c - finding plans in the plan stores (formats/xom_plan.h): the
  * system store that root builds for installed files, then the user's own.
  *
- * Phase: object.  A store's index is opened and mapped once per batch of
- * objects, searched, and unmapped again before the batch ends, so that no
- * plan - a map of which code pages stay readable - outlives the moment it
- * is applied.  Nothing in a store is trusted: the index must belong to root
- * (system) or to this user (and be writable by nobody else), its head is
- * checked, and each plan is checked and compared with the key in full and
- * with the mapped object's shape (xom_store_find).  The runtime never
+ * Phase: object.  Nothing in a store is trusted: the index must belong to
+ * root (system) or to this user (and be writable by nobody else), its head
+ * is checked, and each plan is checked and compared with the key in full
+ * and with the mapped object's shape (xom_store_find).  The runtime never
  * writes a store; the helper does.
- * A warm batch of many objects (start-up) costs five system calls,
- * whatever its size: open, fstat, mmap and close of the one index that has
- * the plans, and its munmap.  A small batch (a dlopen) reads what it needs
- * instead, into a buffer that is wiped when the batch ends: the head (only
- * when the file changed since the last one), the slots it probes and its
- * plans, with pread.  A batch of two objects or more looks for its set
- * first (formats/xom_plan.h), which holds all its plans: a small one then
- * reads one slot and one set, not a slot and a plan for each object.  On
- * virtual machines the munmap's TLB flush was the larger part of what xom
- * added to a dlopen and dlclose cycle; a few preads cost less
- * (storeread.c).
+ *
+ * A plan is a map of which code pages stay readable, so none may be read
+ * by the program: an index is readable only inside a batch.  Where xom's
+ * key protects the code, the index mapped for a batch stays mapped after
+ * it, under that key (xom_key_hide), and the next batch opens this thread's
+ * reads of the key (xom_key_reads_open) until it ends: a warm dlopen then
+ * costs one lstat, which says that the index is still the file mapped,
+ * and no read or mapping.  A store is replaced whole (renamed into place),
+ * never written where it lies, and the mapping holds the old inode, so the
+ * same inode, size and change time mean the same bytes.  With
+ * backend=none nothing is protected, and the index is kept as if it were.
+ *
+ * Where the kernel's key protects the code (a seccomp filter refused
+ * xom's), nothing can hide data, and an index is opened for each batch and
+ * closed before it ends: mapped for a batch of many objects (open, fstat,
+ * mmap, close, munmap), or for a small batch (a dlopen) read in part into
+ * a buffer that is wiped when the batch ends: the head (only when the file
+ * changed since the last one), the slots it probes and its plans, with
+ * pread (storeread.c).  On virtual machines the munmap's TLB flush was the
+ * larger part of what xom added to a dlopen and dlclose cycle.
+ *
+ * A batch of two objects or more looks for its set first
+ * (formats/xom_plan.h), which holds all its plans: a small one then reads
+ * one slot and one set, not a slot and a plan for each object.
  */
 #include <errno.h>
 #include <sys/mman.h>
@@ -47,40 +57,102 @@ static int sys_lstat(const char *path, struct stat *st)
  * (storeread.c) instead of mapping the index. */
 #define READ_OBJECTS 8
 
-/* The head that a small batch last read from each store, and the identity
- * of the file it came from: the next batch reads it again only when the
- * file changed.  A store is replaced whole (renamed into place), never
- * written where it lies, so the same inode, size and change time mean the
- * same head; and each slot and plan read after it is checked against the
- * file's size anyway. */
+/* What a small batch learnt of each store's head (its number of slots,
+ * the head checked), and the identity of the file it came from: the next
+ * batch reads the head again only when the file changed.  The same inode,
+ * size and change time mean the same head (a store is replaced whole), and
+ * each slot and plan read after it is checked against the file's size
+ * anyway.  Not the head itself: nothing of an index stays in memory that
+ * the program can read. */
 static struct {
 	dev_t dev;
 	ino_t ino;
 	off_t size;
 	struct timespec ctime;
-	struct xom_store_head head;
+	uint32_t nslots;
 } seen[XOM_NSTORES];
 
-static int head_read(int fd, int i, const struct stat *st, struct xom_store_head *head)
+/* Store i's slots, from its head, which is read and checked unless the
+ * file is the one last read; 0, or -1 with why. */
+static int head_read(int fd, int i, const struct stat *st, uint32_t *nslots,
+                     const char **why)
 {
+	struct xom_store_head head;
+
 	if (seen[i].ino && seen[i].ino == st->st_ino && seen[i].dev == st->st_dev
 	    && seen[i].size == st->st_size && seen[i].ctime.tv_sec == st->st_ctim.tv_sec
 	    && seen[i].ctime.tv_nsec == st->st_ctim.tv_nsec) {
-		*head = seen[i].head;
+		*nslots = seen[i].nslots;
 		return 0;
 	}
-	if (x_pread(fd, head, sizeof(*head), 0) != (long)sizeof(*head))
+	if (x_pread(fd, &head, sizeof(head), 0) != (long)sizeof(head)) {
+		*why = "cannot be read";
+		return -1;
+	}
+	/* The head check reads only the head, and compares it with the size. */
+	if (xom_store_check_head(&head, (size_t)st->st_size, why) != 0)
 		return -1;
 	seen[i].dev = st->st_dev;
 	seen[i].ino = st->st_ino;
 	seen[i].size = st->st_size;
 	seen[i].ctime = st->st_ctim;
-	seen[i].head = *head;
+	*nslots = seen[i].nslots = head.nslots;
+	/* Wiped, and kept wiped: the store is dead to the compiler. */
+	memset(&head, 0, sizeof(head));
+	__asm__ volatile("" : : "r"(&head) : "memory");
 	return 0;
 }
 
-/* Opens store i's index when it can be trusted: maps it, or, when read
- * is set, keeps its descriptor to read from; 0, or -1 with nothing kept. */
+/* The index of each store kept mapped between batches, and the identity
+ * of the file it was mapped from. */
+static struct kept {
+	const void *map;
+	size_t len;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec ctime;
+} kept[XOM_NSTORES];
+
+static int same_file(const struct kept *k, const struct stat *st)
+{
+	return k->ino == st->st_ino && k->dev == st->st_dev && k->size == st->st_size
+	       && k->ctime.tv_sec == st->st_ctim.tv_sec
+	       && k->ctime.tv_nsec == st->st_ctim.tv_nsec;
+}
+
+/* Whether an index mapped now may be kept after the batch. */
+static int may_keep(void)
+{
+#ifdef XOM_NO_KEPT_INDEX
+	return 0;       /* the tests' runtime that reads the index every batch */
+#else
+	return xom_opt.backend == XOM_BACKEND_NONE || xom_via == XOM_VIA_KEY;
+#endif
+}
+
+/* Store i's kept index, when the path still names the file it came from;
+ * a kept one that it no longer names is dropped. */
+static int use_kept(struct xom_store *s, int i, const char *path)
+{
+	struct stat st;
+
+	if (!kept[i].map)
+		return -1;
+	if (x_lstat(path, &st) == 0 && same_file(&kept[i], &st)) {
+		s->map = kept[i].map;
+		s->len = kept[i].len;
+		s->kept = 1;
+		return 0;
+	}
+	x_munmap(kept[i].map, kept[i].len);
+	memset(&kept[i], 0, sizeof(kept[i]));
+	return -1;
+}
+
+/* Opens store i's index when it can be trusted: its kept mapping, or maps
+ * it, or, when read is set, keeps its descriptor to read from; 0, or -1
+ * with nothing kept. */
 static int map_store(struct xom_store *s, int i, int read)
 {
 	/* On the stack, where the profile lookup's path lies later in the same
@@ -90,7 +162,7 @@ static int map_store(struct xom_store *s, int i, int read)
 	struct stat st;
 	const char *why = NULL;
 	int system = i == XOM_STORE_SYSTEM;
-	struct xom_store_head head;
+	uint32_t nslots = 0;
 
 	s->map = NULL;
 	s->len = 0;
@@ -103,6 +175,8 @@ static int map_store(struct xom_store *s, int i, int read)
 		return -1;
 	size_t n = strlen(dir);
 	memcpy(path + n, "/" XOM_STORE_INDEX, sizeof("/" XOM_STORE_INDEX));
+	if (use_kept(s, i, path) == 0)
+		return 0;
 	long fd = x_open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
 	if (fd == -ENOENT)
 		absent[i] = 1;
@@ -118,8 +192,8 @@ static int map_store(struct xom_store *s, int i, int read)
 	else if (st.st_size < (off_t)sizeof(struct xom_store_head)
 	         || st.st_size > (off_t)XOM_STORE_MAX)
 		why = "truncated or oversized";
-	else if (read && head_read((int)fd, i, &st, &head) != 0)
-		why = "cannot be read";
+	else if (read && head_read((int)fd, i, &st, &nslots, &why) != 0)
+		;
 	else if (!read && X_MAP_FAILED(p = x_mmap(NULL, (size_t)st.st_size, PROT_READ,
 	                                          MAP_PRIVATE, (int)fd, 0)))
 		why = "cannot be mapped", p = NULL;
@@ -127,14 +201,16 @@ static int map_store(struct xom_store *s, int i, int read)
 		x_close((int)fd);
 	path[n] = 0;            /* the directory again */
 	/* The head check reads only the head, and compares it with the size. */
-	if (!why && xom_store_check_head(read ? (const void *)&head : p,
-	                                 (size_t)st.st_size, &why) == 0
+	if (!why && (read || xom_store_check_head(p, (size_t)st.st_size, &why) == 0)
 	    && (!system || xom_store_dir_shared(path, sys_lstat))) {
 		s->map = p;
 		s->len = (size_t)st.st_size;
+		s->dev = st.st_dev;
+		s->ino = st.st_ino;
+		s->ctime = st.st_ctim;
 		if (read) {
 			s->fd = (int)fd;
-			s->nslots = head.nslots;
+			s->nslots = nslots;
 		}
 		return 0;
 	}
@@ -152,12 +228,14 @@ static int map_store(struct xom_store *s, int i, int read)
 void xom_stores_open(struct xom_stores *st, size_t n, void *room, size_t cap)
 {
 	memset(st, 0, sizeof(*st));
-	st->read = n <= READ_OBJECTS;
+	st->keep = may_keep();
+	st->read = n <= READ_OBJECTS && !st->keep;
 	if (st->read)
 		xom_store_read_room(room, cap);
 }
 
-/* Store i, opened the first time it is asked for. */
+/* Store i, opened the first time it is asked for.  A kept index is under
+ * xom's key: this thread may read it until the batch ends. */
 static struct xom_store *store(struct xom_stores *st, int i)
 {
 	struct xom_store *s = &st->s[i];
@@ -165,8 +243,34 @@ static struct xom_store *store(struct xom_stores *st, int i)
 	if (!s->tried) {
 		s->tried = 1;
 		map_store(s, i, st->read);
+		if (s->kept && !st->reads_open) {
+			st->pkru = xom_key_reads_open();
+			st->reads_open = 1;
+		}
 	}
 	return s;
+}
+
+/* After the batch: keeps store i's index mapped under xom's key, or
+ * unmaps it. */
+static void keep_or_unmap(struct xom_stores *st, int i)
+{
+	struct xom_store *s = &st->s[i];
+
+	if (s->kept)
+		return;
+	/* The batch's protection calls may have found xom's key refused. */
+	if (st->keep && s->fd < 0 && may_keep()) {
+		long rc = xom_key_hide(s->map, s->len);
+		if (rc == 0) {
+			kept[i] = (struct kept){ s->map, s->len, s->dev, s->ino,
+			                         (off_t)s->len, s->ctime };
+			return;
+		}
+		if (rc == -EPERM || rc == -EACCES || rc == -ENOSYS)
+			xom_kernel_refused("pkey_mprotect", (int)-rc);
+	}
+	x_munmap(s->map, s->len);
 }
 
 const struct xom_set_head *xom_stores_find_set(struct xom_stores *st, int i,
@@ -192,10 +296,12 @@ void xom_stores_close(struct xom_stores *st)
 {
 	for (int i = 0; i < XOM_NSTORES; i++) {
 		if (st->s[i].map)
-			x_munmap(st->s[i].map, st->s[i].len);
+			keep_or_unmap(st, i);
 		if (st->s[i].tried && st->s[i].fd >= 0)
 			x_close(st->s[i].fd);
 	}
+	if (st->reads_open)
+		xom_key_reads_close(st->pkru);
 	memset(st, 0, sizeof(*st));
 	/* The plans read go as the mapped ones do. */
 	xom_store_read_wipe();

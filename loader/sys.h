@@ -161,6 +161,22 @@ static inline __attribute__((noreturn)) void x_exit_group(int status)
 		sys1(SYS_exit_group, status);
 }
 
+/* RDPKRU and WRPKRU: the calling thread's rights for every protection
+ * key, two bits a key; only where the CPU has PKU and the kernel enabled
+ * it (else they fault). */
+static inline unsigned x_rdpkru(void)
+{
+	unsigned eax, edx, ecx = 0;
+
+	__asm__ volatile(".byte 0x0f, 0x01, 0xee" : "=a"(eax), "=d"(edx) : "c"(ecx));
+	(void)edx;
+	return eax;
+}
+static inline void x_wrpkru(unsigned pkru)
+{
+	__asm__ volatile(".byte 0x0f, 0x01, 0xef" : : "a"(pkru), "c"(0), "d"(0) : "memory");
+}
+
 /* Has the kernel supply, in one system call, the pages of [p, p + len)
  * that are about to be written, when there are enough of them: one call
  * for many pages costs less than a fault for each, and a system call about

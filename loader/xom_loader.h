@@ -56,8 +56,6 @@ void xom_leave(void);
  * their addresses have been unmapped or reused. */
 void xom_forget_range(uintptr_t start, uintptr_t end);
 
-/* A fork child: xom's lock, if another thread held it, is free. */
-void xom_lock_reset(void);
 
 /* The program's view of SIGSEGV: xom's handler stays installed and passes
  * faults that are not reads of protected code to the handler set here.

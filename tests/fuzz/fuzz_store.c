@@ -84,7 +84,7 @@ static void same_answer(const void *mapped, const void *read, size_t len)
 static void look_up(const void *index, size_t len, uint32_t nslots,
                     const struct xom_store_slot *s)
 {
-	struct xom_store st = { NULL, len, 1, 0, nslots };
+	struct xom_store st = { .len = len, .tried = 1, .fd = 0, .nslots = nslots };
 	const char *blob = (const char *)index + s->off;
 	const char *why;
 

@@ -449,9 +449,37 @@ for door in preload audit; do
 	t_check "dlopen-threads-$door" 'grep -q "^PASS dlopen-threads" $W/out' "$(cat $W/out; err)"
 	$r "backend=none:mode=audit" "$T" call
 	t_check "audit-mode-runs-$door" '[ $rc = 0 ]' "rc $rc: $(err)"
-	$r "backend=none" "$T" memscan
-	t_check "plans-not-in-memory-$door" 'grep -q "^PASS plans-not-in-memory" $W/out' "$(cat $W/out; err)"
+	# With backend=none the store's index stays mapped as under xom's key,
+	# where the emulated-PKU guest proves it unreadable: here, no plan may
+	# be anywhere else, after start-up and after a dlopen's batch.
+	$r "backend=none" "$T" memscan --index-readable "$LIB"
+	t_check "plans-not-in-memory-$door" 'grep -q "^PASS plans-not-in-memory.*kept [1-9]" $W/out' "$(cat $W/out; err)"
 done
+# The runtime that keeps no index (as under the kernel's key): none at all.
+mkdir -p "$W/read" && cp "$B/tests/runtime/libxom-read.so" "$B/xom-plan" "$W/read/"
+XOM_OPTIONS=$BASE:backend=none LD_PRELOAD=$W/read/libxom-read.so "$T" memscan "$LIB" >"$W/out" 2>"$W/err"
+t_check plans-not-in-memory-read 'grep -q "^PASS plans-not-in-memory.*hidden 0, kept 0" $W/out' "$(cat $W/out; err)"
+# A store rebuilt while a process runs: its next batch sees the new index,
+# not the one it kept.
+kept_index_changed() {
+	local d=$W/kc
+	rm -rf "$d" && mkdir -p "$d/cache" && cp "$LIB" "$d/libkc.so" && mkfifo "$d/go"
+	for _ in 1 2; do
+		XDG_CACHE_HOME=$d/cache XOM_OPTIONS=$BASE:backend=none LD_PRELOAD=$P "$T" call >/dev/null 2>&1
+	done
+	XDG_CACHE_HOME=$d/cache XOM_OPTIONS=$BASE:backend=none:verbose=1 LD_PRELOAD=$P \
+		"$T" wait-dlopen "$d/libkc.so" <"$d/go" >"$W/out" 2>"$W/err" &
+	local pid=$! i=0
+	exec 9>"$d/go"
+	while ! grep -q ready "$W/out" && [ $i -lt 500 ]; do sleep 0.02; i=$((i + 1)); done
+	XDG_CACHE_HOME=$d/cache "$B/xom" cache build -q "$d/libkc.so" 2>"$d/build-err"
+	echo >&9
+	exec 9>&-
+	wait $pid; rc=$?
+	t_check kept-index-changed '[ $rc = 0 ] && grep -q "libkc.so: [0-9]* pages\{0,1\} execute-only" $W/err && ! grep -q scanning $W/err' \
+		"rc $rc: $(cat $W/out; err; cat $d/build-err)"
+}
+kept_index_changed
 run "backend=none" "$T" raw "$B/tests/runtime/libswap1.so"
 t_check handler-raw 'grep -q "^PASS handler-raw" $W/out && grep -q "put its own back in front" $W/err' "$(cat $W/out; err)"
 XOM_OPTIONS=$BASE:backend=none:verbose=1 LD_PRELOAD=$P /bin/sh -c "$T call" 2>"$W/err"; rc=$?

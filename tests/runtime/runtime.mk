@@ -6,7 +6,7 @@ RT_BIN := $(B)/tests/runtime
 RT_MANY := $(foreach n,0 1 2 3 4 5 6 7 8 9,$(RT_BIN)/libmany$(n).so)
 RT_TESTS := $(RT_BIN)/xomtest $(RT_BIN)/libtarget.so $(RT_BIN)/libxomprobe.so \
 	$(RT_BIN)/libswap1.so $(RT_BIN)/libswap2.so $(RT_BIN)/libbulk.so \
-	$(RT_BIN)/libxom-tiny.so $(RT_BIN)/manyprog $(RT_BIN)/helperspy $(RT_MANY) \
+	$(RT_BIN)/libxom-tiny.so $(RT_BIN)/libxom-read.so $(RT_BIN)/manyprog $(RT_BIN)/helperspy $(RT_MANY) \
 	$(RT_BIN)/libdata1.so $(RT_BIN)/libdata2.so $(RT_BIN)/kernkey-test
 ALL += $(RT_TESTS)
 
@@ -84,16 +84,27 @@ $(RT_BIN)/libxom-audit-small.so: $(RT_SMALL_OBJ) $(RT_SMALL_REST) $(AUDIT_OBJ) a
 	$(CC) -o $@ $(RT_SMALL_OBJ) $(RT_SMALL_REST) $(AUDIT_OBJ) \
 		$(XLDFLAGS) $(RUNTIME_LDFLAGS) $(AUDIT_LDFLAGS)
 
-# The preload library with a plan buffer of 512 bytes: its small batches
-# outgrow it and map the index instead (loader/storeread.c).
+# The preload library that keeps no index between batches, as where the
+# kernel's key protects the code (loader/stores.c): its small batches read
+# their plans with pread.  The tiny one's plan buffer holds 512 bytes: its
+# small batches outgrow it and map the index instead (loader/storeread.c).
+$(B)/loader/stores-read.o: loader/stores.c | $(B)/.deps-build
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(XCFLAGS) -DXOM_NO_KEPT_INDEX -c -o $@ $<
 $(B)/loader/storeread-tiny.o: loader/storeread.c | $(B)/.deps-build
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(XCFLAGS) -DXOM_READ_BYTES=512 -c -o $@ $<
-$(RT_BIN)/libxom-tiny.so: $(RUNTIME_OBJ) $(B)/loader/storeread-tiny.o $(PRELOAD_OBJ) preload/preload.map
+RT_READ_REST := $(filter-out $(B)/loader/stores.o $(B)/loader/storeread.o,$(RUNTIME_OBJ))
+$(RT_BIN)/libxom-read.so: $(RT_READ_REST) $(B)/loader/stores-read.o $(B)/loader/storeread.o \
+		$(PRELOAD_OBJ) preload/preload.map
 	@mkdir -p $(@D)
-	$(CC) -o $@ $(filter-out $(B)/loader/storeread.o,$(RUNTIME_OBJ)) \
-		$(B)/loader/storeread-tiny.o $(PRELOAD_OBJ) $(XLDFLAGS) \
-		$(RUNTIME_LDFLAGS) $(PRELOAD_LDFLAGS)
+	$(CC) -o $@ $(RT_READ_REST) $(B)/loader/stores-read.o $(B)/loader/storeread.o \
+		$(PRELOAD_OBJ) $(XLDFLAGS) $(RUNTIME_LDFLAGS) $(PRELOAD_LDFLAGS)
+$(RT_BIN)/libxom-tiny.so: $(RT_READ_REST) $(B)/loader/stores-read.o $(B)/loader/storeread-tiny.o \
+		$(PRELOAD_OBJ) preload/preload.map
+	@mkdir -p $(@D)
+	$(CC) -o $@ $(RT_READ_REST) $(B)/loader/stores-read.o $(B)/loader/storeread-tiny.o \
+		$(PRELOAD_OBJ) $(XLDFLAGS) $(RUNTIME_LDFLAGS) $(PRELOAD_LDFLAGS)
 
 .PHONY: check-runtime runtime-tests
 runtime-tests: $(B)/libxom.so $(B)/libxom-audit.so $(B)/xom-plan $(RT_TESTS) \

@@ -119,8 +119,10 @@ enforce)
 			if grep -q "^SKIP" $W/out; then t_skip reload-middle "$(sed -n 's/^SKIP reload-middle: //p' $W/out)"
 			else t_check reload-middle '[ $rc = 0 ] && grep -q "^PASS" $W/out' "rc $rc: $(cat $W/out) $(err)"; fi
 		fi
-		door $d "" "$T" memscan
-		t_check "plans-not-in-memory-$d" 'grep -q "^PASS" $W/out' "$(cat $W/out) $(err)"
+		# The store's index stays mapped between batches, under xom's key:
+		# found, and unreadable, after start-up and a dlopen's batch.
+		door $d "" "$T" memscan "$LIB"
+		t_check "plans-not-in-memory-$d" 'grep -q "^PASS.*hidden [1-9]" $W/out' "$(cat $W/out) $(err)"
 	done
 	door audit "" "$T" maps iconv IBM037.so
 	relay -audit
