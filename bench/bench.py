@@ -292,14 +292,17 @@ def strace(args, env_extra):
 
 def lookup_calls(cmd, cache):
     """System calls per process: those on the stores' index files (opens of
-    an index, and the fstat, pread, mmap, close and munmap of what they
-    opened),
+    an index, the lstat that checks a kept one, and the fstat, pread, mmap,
+    close and munmap of what they opened),
     and all calls with xom and with the empty preload, from strace -f."""
     xom = strace(cmd.split(), {"LD_PRELOAD": LIBXOM, "XOM_OPTIONS": f"backend=none:cache={cache}"})[0]
     empty = strace(cmd.split(), {"LD_PRELOAD": EMPTY})[0]
     fds, maps, n = set(), set(), 0
     for l in xom:
         l = re.sub(r"^\d+\s+", "", l)
+        if re.match(r'(lstat|newfstatat)\((AT_FDCWD, )?"[^"]*/plans", ', l):
+            n += 1
+            continue
         m = re.match(r'(open|openat)\(.*"[^"]*/plans", .*\) = (-?\d+)', l)
         if m:
             n += 1
@@ -436,6 +439,71 @@ def store_lookups(cmd, env_extra):
         if m and target in calls:
             calls[target] += int(m.group(1))
     return calls["xom_store_find_set"], calls["xom_store_find"]
+
+
+# Sixteen exclude patterns that match none of `many`'s objects: paths, and
+# names with wildcards, as /etc/xom.conf and XOM_OPTIONS hold them.
+EXCLUDE16 = ",".join(f"/opt/nothing{i}/*" if i % 2 else f"*libnothing{i}*.so*"
+                     for i in range(16))
+
+
+def inclusive(lines, fn):
+    """callgrind's instructions in fn and what it calls (the sum over its
+    call sites), and the number of calls."""
+    names, target, cost, calls, after_call = {}, None, 0, 0, False
+    for l in lines:
+        m = re.match(r"c?fn=\((\d+)\)(?: (.*))?", l)
+        if m:
+            if m.group(2):
+                names[m.group(1)] = m.group(2).strip()
+            if l.startswith("cfn="):
+                target = names.get(m.group(1))
+            after_call = False
+            continue
+        m = re.match(r"calls=(\d+) ", l)
+        if m:
+            after_call = target == fn
+            if after_call:
+                calls += int(m.group(1))
+            continue
+        if after_call:
+            parts = l.split()
+            if len(parts) >= 2:
+                cost += int(parts[1])
+            after_call = False
+    return cost, calls
+
+
+def exclude_costs():
+    """`many`'s warm start with EXCLUDE16 and without, under callgrind:
+    (instructions per pattern and object, instructions of the lookup pass
+    per object without patterns, objects), or None."""
+    cache = tempfile.mkdtemp(prefix="xom-bench-cache-")
+    try:
+        base = f"backend=none:store=off:cache={cache}"
+        objects = None
+        out = {}
+        for name, opts in (("none", base), ("16", f"{base}:exclude={EXCLUDE16}")):
+            env = {"LD_PRELOAD": LIBXOM, "XOM_OPTIONS": opts}
+            callgrind(MANY, env)        # valgrind's preloads join the batch
+            lines = callgrind(MANY, env)
+            total = next((int(l.split()[1]) for l in lines
+                          if l.startswith(("summary:", "totals:"))), None)
+            if total is None:
+                return None
+            out[name] = (total, inclusive(lines, "xom_batch_lookup")[0])
+        # The objects of the start-up batch, under valgrind as measured.
+        env = env_without_xom()
+        env.update(LD_PRELOAD=LIBXOM, XOM_OPTIONS=f"{base}:verbose=1")
+        p = subprocess.run(["valgrind", "--tool=none", MANY], env=env,
+                           capture_output=True, text=True)
+        objects = len(re.findall(r"^xom: .*: \d+ pages? execute-only", p.stderr, re.M))
+        if not objects or not out["none"][1]:
+            return None
+        per_pattern = (out["16"][0] - out["none"][0]) / (16 * objects)
+        return per_pattern, out["none"][1] / objects, objects
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
 
 
 def warm_lookups():
@@ -651,6 +719,16 @@ def targets(quick, start_heads):
             None if ss is None else up <= sp)
         head.append(f"warm lookups: user {us}/{up}, system "
                     + (f"{ss}/{sp}" if ss is not None else "n/a"))
+    ex = exclude_costs() if runtime_built() and shutil.which("valgrind") else None
+    if ex:
+        pp, lp, n = ex
+        row(f"exclude patterns: instructions per pattern and object, 16 patterns that match "
+            f"none of `many`'s {n} objects (the lookup pass, without patterns: "
+            f"{lp:.0f} per object)", f"{pp:.0f}", "<= the lookup per object", pp <= lp)
+        head.append(f"exclude: {pp:.0f} instructions a pattern per object, lookup {lp:.0f}")
+    else:
+        row("exclude patterns: instructions per pattern and object",
+            "not measured (no runtime or valgrind)", "<= the lookup per object", None)
     if not quick:
         cores = os.cpu_count()
         t = cold_ffmpeg()
@@ -700,7 +778,8 @@ def targets(quick, start_heads):
           "in user space (system calls and page faults are not in it: the wall-time\n"
           "ratio is the one the targets are for).  System calls are counted with `strace -f` in one warm\n"
           "run: the plan lookup is every call on a store's index file (its opens,\n"
-          "found or not, and the fstat, mmap, close and munmap of what was opened).\n"
+          "found or not, the lstat that checks a kept one, and the fstat, mmap,\n"
+          "close and munmap of what was opened).\n"
           "`dlopen` figures come from `bench/dlopen_loop`, which loads the\n"
           f"{MANY_N} libraries of `bench/gen_many.sh` and then times a `dlopen` of one\n"
           "of them and a `dlopen`/`dlclose` cycle of one more, per operation, median\n"
