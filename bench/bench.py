@@ -593,6 +593,60 @@ def system_build():
     return out
 
 
+def one_library_changed():
+    """A store built for two programs that share a library of their own
+    (built here, found by their RUNPATH) and for a score of the system's
+    programs; built again with nothing changed, then after that library
+    changed: {"unchanged": (seconds, listed), "changed": (seconds, listed,
+    unchanged), "programs": n}, or None."""
+    cc = shutil.which(os.environ.get("CC", "cc"))
+    if not os.path.exists(XOM) or not cc:
+        return None
+    d = tempfile.mkdtemp(prefix="xom-bench-lib-")
+    try:
+        src = os.path.join(d, "x.c")
+        with open(src, "w") as f:
+            f.write("#ifdef MAIN\nint shared(void);\nint main(void) { return shared() - 42; }\n"
+                    "#else\nint shared(void) { return 42; }\n#endif\n")
+        lib = os.path.join(d, "libshared.so")
+        progs = [os.path.join(d, "prog-a"), os.path.join(d, "prog-b")]
+        steps = [[cc, "-shared", "-fPIC", "-o", lib, src]]
+        steps += [[cc, "-DMAIN", "-o", p, src, "-L" + d, "-lshared", "-Wl,-rpath,$ORIGIN"]
+                  for p in progs]
+        for step in steps:
+            if subprocess.run(step, capture_output=True).returncode != 0:
+                return None
+        names = ("true", "ls", "cat", "cp", "grep", "sed", "gzip", "tar", "find", "sort",
+                 "python3", "perl", "bash", "dash", "ssh", "curl", "git", "make", "gcc", "objdump")
+        progs += [p for p in (shutil.which(n) for n in names) if p]
+        # The store beside the programs' folder, not in it: a new file in
+        # a RUNPATH folder is a change that lists its programs again.
+        cmd = [XOM, "cache", "build", "--store", d + "-store"] + progs
+        env = env_without_xom()
+        # Files changed within two seconds of a build are read again by
+        # the next (cmd/cache/facts.c): the new ones must be older.
+        time.sleep(2.5)
+
+        def build():
+            t0 = time.monotonic()
+            p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+            sec = time.monotonic() - t0
+            m = re.search(r"start-ups: (\d+) listed, (\d+) unchanged", p.stderr)
+            return (sec, int(m.group(1)), int(m.group(2))) if m else None
+        if not build():
+            return None
+        again = build()
+        st = os.stat(lib)
+        os.utime(lib, ns=(st.st_atime_ns, st.st_mtime_ns - 10 ** 9))
+        changed = build()
+        if not again or not changed:
+            return None
+        return {"unchanged": again[:2], "changed": changed, "programs": len(progs)}
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+        shutil.rmtree(d + "-store", ignore_errors=True)
+
+
 def scan_instructions(files):
     """bench/scan_ratio.sh on each file:
     {name: (scan_ir, decode_ir, quiet_ir, ratio, quiet_ratio)}."""
@@ -755,6 +809,17 @@ def targets(quick, start_heads):
                         f"{listed} listings")
         else:
             row(what, "not measured (needs root)", "<= 2 s, <= 1 s CPU, 0 listings", None)
+        oc = one_library_changed()
+        what = "`xom cache build` after one library changed"
+        if oc:
+            t0, l0 = oc["unchanged"]
+            t1, l1, u1 = oc["changed"]
+            row(f"{what}: start-ups listed, of {oc['programs']} programs, 2 of which load it "
+                f"({u1} unchanged; {t1:.2f} s, against {t0:.2f} s with nothing changed "
+                f"and {l0} listed)", str(l1), "2", l1 == 2 and l0 == 0)
+            head.append(f"one library changed: {l1} of {oc['programs']} start-ups listed")
+        else:
+            row(what, "not measured (no xom or many)", "only the programs that load it", None)
     files = ([f"{LIBDIR}/libz.so.1"] if quick else
              [f"{LIBDIR}/libc.so.6", f"{LIBDIR}/libcrypto.so.3", DEBIAN_PY])
     ir = scan_instructions(files) if shutil.which("valgrind") else {}
