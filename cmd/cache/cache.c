@@ -154,12 +154,15 @@ static int shared_may_take(const struct cache_file *f)
 
 /*
  * Whether ix's plan for f's key and shape, which does not fit f, was made
- * from another file of this build that it still fits.  Two files can claim
- * one build-id and have one shape yet differ in their bytes (perl and
- * perl-base ship such twins, and OpenJDK two libjsig.so): the store keeps
- * one plan for the pair, and the runtime uses it for both (its code sum
- * decides).  Scanning f again would only take the plan from its twin, and
- * the next build would give it back: every build scanned both again.
+ * from another file of this build that it still fits, and f's code is
+ * that file's code.  Two files can claim one build-id and have one shape
+ * yet differ in their bytes outside the code (perl and perl-base ship
+ * such twins, and OpenJDK two libjsig.so): the store keeps one plan for
+ * the pair, and the runtime uses it for both.  Scanning f again would
+ * only take the plan from its twin, and the next build would give it
+ * back: every build scanned both again.  Twins whose code differs are
+ * scanned as before: the runtime does not compare a plan found by
+ * build-id with the code, so neither may pass for the other.
  */
 static int twin_current(const struct store_index *ix, const struct cache_files *l,
                         const struct cache_file *f, uint64_t shape)
@@ -171,10 +174,12 @@ static int twin_current(const struct store_index *ix, const struct cache_files *
 	const char *maker = xom_plan_path(p);
 	if (!strcmp(maker, f->path))
 		return 0;
-	for (size_t i = 0; i < l->n; i++)
-		if (!strcmp(l->f[i].path, maker))
-			return plan_fits(p, maker) == PLAN_CURRENT;
-	return 0;
+	size_t i = 0;
+	while (i < l->n && strcmp(l->f[i].path, maker))
+		i++;
+	if (i == l->n || plan_fits(p, maker) != PLAN_CURRENT)
+		return 0;
+	return plan_code_sum(p, f->path) == 0;
 }
 
 /* Splits l into what already has a current plan (in the target store, or

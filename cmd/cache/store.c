@@ -316,6 +316,34 @@ int plan_fits(const struct xom_plan_head *p, const char *path)
 	return state;
 }
 
+int plan_code_sum(const struct xom_plan_head *p, const char *path)
+{
+	const struct xom_plan_seg *s = xom_plan_segs(p);
+	uint64_t sum = XOM_HASH_INIT;
+	struct stat st;
+	int rc = -1;
+
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+		size_t len = (size_t)st.st_size;
+		const unsigned char *img = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (img != MAP_FAILED) {
+			rc = 0;
+			for (uint32_t i = 0; i < p->nsegs && rc == 0; i++) {
+				if (s[i].offset > len || s[i].filesz > len - s[i].offset)
+					rc = -1;
+				else
+					sum = xom_hash(sum, img + s[i].offset, s[i].filesz);
+			}
+			munmap((void *)img, len);
+		}
+	}
+	close(fd);
+	return rc == 0 && sum == p->code_sum ? 0 : -1;
+}
+
 int plan_state(const struct xom_plan_head *p)
 {
 	const char *path = xom_plan_path(p);

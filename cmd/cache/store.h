@@ -92,5 +92,8 @@ int fd_shape(int fd, uint64_t *shape);
 enum { PLAN_CURRENT, PLAN_GONE, PLAN_CHANGED, PLAN_UNCHECKED };
 int plan_state(const struct xom_plan_head *p);
 int plan_fits(const struct xom_plan_head *p, const char *path);
+/* 0 when the file at path has p's code: the bytes of p's executable
+ * segments, at their offsets, hash to p's code sum; else -1. */
+int plan_code_sum(const struct xom_plan_head *p, const char *path);
 
 #endif

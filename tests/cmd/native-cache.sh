@@ -401,6 +401,21 @@ test_cache_twins() {
 		grep -q "^xom: 0 plans built .*; $n already current;" "$tmp/err" &&
 			t_pass twins-current-$i || t_fail twins-current-$i "build $i: $(cat "$tmp/err")"
 	done
+	# Twins whose code differs (one build-id, one shape): never current
+	# by the other's plan, which the runtime would use without a check.
+	local cc=${CC:-cc}
+	printf 'int f(void) { return V; }\n' >"$d/v.c"
+	if "$cc" -shared -fPIC -O1 -DV=1 -Wl,--build-id=0x1234567890abcdef -o "$d/c1.so" "$d/v.c" &&
+		"$cc" -shared -fPIC -O1 -DV=2 -Wl,--build-id=0x1234567890abcdef -o "$d/c2.so" "$d/v.c" &&
+		[ "$(readelf -lW "$d/c1.so" | grep LOAD)" = "$(readelf -lW "$d/c2.so" | grep LOAD)" ] &&
+		! cmp -s "$d/c1.so" "$d/c2.so"; then
+		"$xom" cache build -q "$d/c1.so" "$d/c2.so" 2>"$tmp/err"
+		run_rc twins-other-code 0 "$xom" cache build "$d/c1.so" "$d/c2.so" &&
+			{ grep -q "^xom: 1 plan built " "$tmp/err" && t_pass twins-other-code ||
+				t_fail twins-other-code "the twin with other code was taken as current: $(cat "$tmp/err")"; }
+	else
+		t_fail twins-other-code "cannot make two libraries of one build-id and shape with $cc"
+	fi
 	# Alone, the twin whose plan the store does not hold gets its own.
 	rm -rf "$tmp/ctw"
 	"$xom" cache build -q "$d/a.so" 2>"$tmp/err"
