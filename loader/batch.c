@@ -132,38 +132,59 @@ static int thread_gone(int tid)
 	return x_tgkill(x_getpid(), tid, 0) == -ESRCH;
 }
 
-/* This thread's ID without a system call: the C library keeps it (a fork
- * child's thread has its own, which fork writes there), and a thread's
- * CPU clock is the kernel's encoding of it, ((~tid) << 3) | 6, which
- * musl computes the same way.  The two functions are found in the C
- * library's own symbol table (the one that pthread_setcancelstate came
- * from), once: imported, each would cost a search of every object loaded
- * (18,000 instructions at start-up with 200 libraries).  gettid where
- * they are not found, or the library has no ID to give (a thread made by
- * a raw clone).  Two threads that race store the same values. */
+/*
+ * This thread's ID, asked of the kernel once per thread: each thread keeps
+ * it with the generation of the process it was had in, a number in a page
+ * that the kernel zeroes in a fork child however it was made (libc's
+ * fork, a raw fork or clone: MADV_WIPEONFORK, Linux 4.14), so that a
+ * thread ID copied from the parent is not believed there.  (The C
+ * library's own copy of the ID is the parent's after a raw fork.)  The
+ * page is set up at the first batch after start-up: a start-up is one
+ * batch, and until then, or where the page cannot be had, every entry
+ * asks the kernel.  A vfork child shares its parent's memory and keeps the
+ * ID of the parent's thread, which is suspended until the child is done:
+ * no other thread takes that owner for gone.
+ */
+static union {
+	unsigned gen;
+	char page[4096];
+} fork_gen __attribute__((aligned(4096))) XOM_COLD;
+static int fork_gen_state;              /* 0 not tried, 1 set up, -1 failed */
+static unsigned gen_last;               /* copied to a child: its next is new */
+static __thread int tid_had __attribute__((tls_model("initial-exec")));
+static __thread unsigned tid_gen __attribute__((tls_model("initial-exec")));
+
 static int self_tid(void)
 {
-	static pthread_t (*self_fn)(void);
-	static int (*clock_fn)(pthread_t, clockid_t *);
-	static int looked;
-	clockid_t c;
+	unsigned g = __atomic_load_n(&fork_gen.gen, __ATOMIC_ACQUIRE);
 
-	if (!__atomic_load_n(&looked, __ATOMIC_ACQUIRE)) {
-		struct dl_find_object fo;
-		if (_dl_find_object((void *)pthread_setcancelstate, &fo) == 0
-		    && fo.dlfo_link_map && fo.dlfo_link_map->l_ld) {
-			const struct link_map *m = fo.dlfo_link_map;
-			self_fn = xom_lookup_dyn(m->l_addr, m->l_ld, "pthread_self");
-			clock_fn = xom_lookup_dyn(m->l_addr, m->l_ld, "pthread_getcpuclockid");
-		}
-		__atomic_store_n(&looked, 1, __ATOMIC_RELEASE);
+	if (g && tid_gen == g)
+		return tid_had;
+	int tid = x_gettid();
+	if (!fork_gen_state && xom_started)
+		fork_gen_state = sys3(SYS_madvise, (long)&fork_gen, sizeof(fork_gen),
+		                      18 /* MADV_WIPEONFORK */) == 0 ? 1 : -1;
+	if (fork_gen_state != 1)
+		return tid;
+	if (!g) {
+		/* Set up just now, or a fork child's first entry. */
+		unsigned want = __atomic_add_fetch(&gen_last, 1, __ATOMIC_RELAXED);
+		if (!want)
+			want = __atomic_add_fetch(&gen_last, 1, __ATOMIC_RELAXED);
+		g = 0;
+		if (!__atomic_compare_exchange_n(&fork_gen.gen, &g, want, 0,
+		                                 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			want = g;       /* another thread of this process set it */
+		g = want;
 	}
-	if (self_fn && clock_fn && clock_fn(self_fn(), &c) == 0 && (c & 7) == 6) {
-		int tid = (int)((unsigned)~c >> 3);
-		if (tid > 0)
-			return tid;
-	}
-	return x_gettid();
+	tid_had = tid;
+	tid_gen = g;
+	return tid;
+}
+
+int xom_lock_owner(void)
+{
+	return __atomic_load_n(&lock_owner, __ATOMIC_RELAXED);
 }
 
 void xom_enter(void)

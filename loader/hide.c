@@ -35,8 +35,10 @@ unsigned xom_key_reads_open(void)
 {
 	if (!key_in_use())
 		return 0;
+	/* Reads only: the key's pages are not writable by their protection
+	 * anyway, and its write-disable bit stays as it was. */
 	unsigned old = x_rdpkru();
-	x_wrpkru(old & ~(3u << (2 * xom_key)));
+	x_wrpkru(old & ~(1u << (2 * xom_key)));
 	return old;
 }
 

@@ -121,14 +121,48 @@ static int same_file(const struct kept *k, const struct stat *st)
 	       && k->ctime.tv_nsec == st->st_ctim.tv_nsec;
 }
 
-/* Whether an index mapped now may be kept after the batch. */
+/* Whether an index mapped now may be kept after the batch: not in
+ * mode=audit, whose fault handler lets the program read a page under
+ * xom's key for good (fault.c). */
 static int may_keep(void)
 {
 #ifdef XOM_NO_KEPT_INDEX
 	return 0;       /* the tests' runtime that reads the index every batch */
 #else
-	return xom_opt.backend == XOM_BACKEND_NONE || xom_via == XOM_VIA_KEY;
+	return (xom_opt.backend == XOM_BACKEND_NONE || xom_via == XOM_VIA_KEY)
+	       && xom_opt.mode != XOM_AUDIT;
 #endif
+}
+
+/* Whether the file open at fd lies on a file system of this machine.  A
+ * network file system's index that another machine replaces can fail a
+ * read of the kept pages (ESTALE, a SIGBUS while the batch blocks every
+ * signal), and its lstat may answer from a cache: such an index is read
+ * for each batch, as it always was. */
+static int local_file(int fd)
+{
+	static const long remote[] = {
+		0x6969,         /* NFS */
+		0xff534d42,     /* CIFS */
+		0xfe534d42,     /* SMB2 */
+		0x517b,         /* SMB */
+		0x65735546,     /* FUSE (sshfs and the like) */
+		0x00c36400,     /* Ceph */
+		0x01021997,     /* 9P */
+		0x5346414f,     /* AFS */
+		0x6b414653,     /* kAFS */
+		0x73757245,     /* Coda */
+		0x47504653,     /* GPFS */
+		0x0bd00bd0,     /* Lustre */
+	};
+	struct statfs sf;
+
+	if (x_fstatfs(fd, &sf) != 0)
+		return 0;
+	for (size_t i = 0; i < sizeof(remote) / sizeof(remote[0]); i++)
+		if ((long)(uint32_t)sf.f_type == remote[i])
+			return 0;
+	return 1;
 }
 
 /* Store i's kept index, when the path still names the file it came from;
@@ -197,6 +231,7 @@ static int map_store(struct xom_store *s, int i, int read)
 	else if (!read && X_MAP_FAILED(p = x_mmap(NULL, (size_t)st.st_size, PROT_READ,
 	                                          MAP_PRIVATE, (int)fd, 0)))
 		why = "cannot be mapped", p = NULL;
+	s->local = p && may_keep() && local_file((int)fd);
 	if (!read)
 		x_close((int)fd);
 	path[n] = 0;            /* the directory again */
@@ -260,7 +295,7 @@ static void keep_or_unmap(struct xom_stores *st, int i)
 	if (s->kept)
 		return;
 	/* The batch's protection calls may have found xom's key refused. */
-	if (st->keep && s->fd < 0 && may_keep()) {
+	if (st->keep && s->fd < 0 && s->local && may_keep()) {
 		long rc = xom_key_hide(s->map, s->len);
 		if (rc == 0) {
 			kept[i] = (struct kept){ s->map, s->len, s->dev, s->ino,

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 
@@ -101,6 +102,10 @@ static inline long x_write(int fd, const void *b, size_t n)
 static inline long x_pread(int fd, void *b, size_t n, long off)
 {
 	return sys4(SYS_pread64, fd, (long)b, (long)n, off);
+}
+static inline long x_fstatfs(int fd, struct statfs *st)
+{
+	return sys2(SYS_fstatfs, fd, (long)st);
 }
 static inline long x_fstat(int fd, struct stat *st)
 {

@@ -51,6 +51,8 @@ int xom_batch_run(void);
  * take its arrivals or run in the middle of them. */
 void xom_enter(void);
 void xom_leave(void);
+/* The thread ID that holds the lock, or 0 (tests/runtime/lock.c). */
+int xom_lock_owner(void);
 
 /* Forgets every object whose executable mappings overlap [start, end):
  * their addresses have been unmapped or reused. */

@@ -455,6 +455,9 @@ for door in preload audit; do
 	$r "backend=none" "$T" memscan --index-readable "$LIB"
 	t_check "plans-not-in-memory-$door" 'grep -q "^PASS plans-not-in-memory.*kept [1-9]" $W/out' "$(cat $W/out; err)"
 done
+# mode=audit keeps none: its handler would let a read of one go through.
+run "backend=none:mode=audit" "$T" memscan --index-readable "$LIB"
+t_check plans-not-kept-audit-mode 'grep -q "^PASS plans-not-in-memory.*kept 0" $W/out' "$(cat $W/out; err)"
 # The runtime that keeps no index (as under the kernel's key): none at all.
 mkdir -p "$W/read" && cp "$B/tests/runtime/libxom-read.so" "$B/xom-plan" "$W/read/"
 XOM_OPTIONS=$BASE:backend=none LD_PRELOAD=$W/read/libxom-read.so "$T" memscan "$LIB" >"$W/out" 2>"$W/err"
@@ -683,6 +686,17 @@ while IFS= read -r line; do
 	esac
 done <"$W/out"
 [ $rc = 0 ] && [ $n = 6 ] || t_fail kernkey-test "rc $rc, $n results: $(err)"
+
+# ---- the lock's owner in children of every kind (loader/batch.c) ----------------
+"$B/tests/runtime/lock-test" >"$W/out" 2>"$W/err"; rc=$?
+n=0
+while IFS= read -r line; do
+	case $line in
+	"PASS "*) n=$((n + 1)); t_pass "${line#PASS }" ;;
+	"FAIL "*) n=$((n + 1)); x=${line#FAIL }; t_fail "${x%%:*}" "${x#*: } $(err)" ;;
+	esac
+done <"$W/out"
+[ $rc = 0 ] && [ $n = 4 ] || t_fail lock-test "rc $rc, $n results: $(cat "$W/out") $(err)"
 
 # ---- what needs protection keys -------------------------------------------------
 for t in enforce-self enforce-libc maps real-programs fork-exec backtrace writes pkey-free map-count secure system-preload; do

@@ -7,7 +7,8 @@ RT_MANY := $(foreach n,0 1 2 3 4 5 6 7 8 9,$(RT_BIN)/libmany$(n).so)
 RT_TESTS := $(RT_BIN)/xomtest $(RT_BIN)/libtarget.so $(RT_BIN)/libxomprobe.so \
 	$(RT_BIN)/libswap1.so $(RT_BIN)/libswap2.so $(RT_BIN)/libbulk.so \
 	$(RT_BIN)/libxom-tiny.so $(RT_BIN)/libxom-read.so $(RT_BIN)/manyprog $(RT_BIN)/helperspy $(RT_MANY) \
-	$(RT_BIN)/libdata1.so $(RT_BIN)/libdata2.so $(RT_BIN)/kernkey-test
+	$(RT_BIN)/libdata1.so $(RT_BIN)/libdata2.so $(RT_BIN)/kernkey-test \
+	$(RT_BIN)/lock-test
 ALL += $(RT_TESTS)
 
 XOMTEST_SRC := tests/runtime/xomtest.c tests/runtime/xomtest-faults.c \
@@ -23,6 +24,11 @@ $(RT_BIN)/xomtest: $(XOMTEST_SRC) tests/runtime/xomtest.h formats/xom_plan.h
 $(RT_BIN)/kernkey-test: tests/runtime/kernkey.c $(RUNTIME_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -o $@ $< $(RUNTIME_OBJ)
+
+# xom's lock and its owner's thread ID in children of every kind.
+$(RT_BIN)/lock-test: tests/runtime/lock.c $(RUNTIME_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -o $@ $< $(RUNTIME_OBJ) -pthread
 
 # A program that starts with more objects than a small batch has (ten
 # libraries of its own), so that its start-up maps the store's index.
