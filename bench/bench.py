@@ -426,19 +426,7 @@ def store_lookups(cmd, env_extra):
     lines = callgrind(cmd, env_extra)
     if not lines:
         return None
-    names, calls, target = {}, {"xom_store_find_set": 0, "xom_store_find": 0}, None
-    for l in lines:
-        m = re.match(r"c?fn=\((\d+)\)(?: (.*))?", l)
-        if m:
-            if m.group(2):
-                names[m.group(1)] = m.group(2).strip()
-            if l.startswith("cfn="):
-                target = names.get(m.group(1))
-            continue
-        m = re.match(r"calls=(\d+) ", l)
-        if m and target in calls:
-            calls[target] += int(m.group(1))
-    return calls["xom_store_find_set"], calls["xom_store_find"]
+    return inclusive(lines, "xom_store_find_set")[1], inclusive(lines, "xom_store_find")[1]
 
 
 # Sixteen exclude patterns that match none of `many`'s objects: paths, and

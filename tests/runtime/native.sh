@@ -677,26 +677,21 @@ fi
 # ---- the kernel key's failure paths (loader/kernkey.c) ---------------------------
 # Taken on any machine: kernkey-test calls the runtime under a filter like
 # systemd's MemoryDenyWriteExecute=yes; the guest runs it with keys too.
-"$B/tests/runtime/kernkey-test" >"$W/out" 2>"$W/err"; rc=$?
-n=0
-while IFS= read -r line; do
-	case $line in
-	"PASS "*) n=$((n + 1)); t_pass "${line#PASS }" ;;
-	"FAIL "*) n=$((n + 1)); x=${line#FAIL }; t_fail "${x%%:*}" "${x#*: } $(err)" ;;
-	esac
-done <"$W/out"
-[ $rc = 0 ] && [ $n = 6 ] || t_fail kernkey-test "rc $rc, $n results: $(err)"
+c_cases() { # c_cases PROGRAM N: its PASS and FAIL lines as results, N of them
+	"$B/tests/runtime/$1" >"$W/out" 2>"$W/err"; rc=$?
+	n=0
+	while IFS= read -r line; do
+		case $line in
+		"PASS "*) n=$((n + 1)); t_pass "${line#PASS }" ;;
+		"FAIL "*) n=$((n + 1)); x=${line#FAIL }; t_fail "${x%%:*}" "${x#*: } $(err)" ;;
+		esac
+	done <"$W/out"
+	[ $rc = 0 ] && [ $n = "$2" ] || t_fail "$1" "rc $rc, $n results: $(cat "$W/out") $(err)"
+}
+c_cases kernkey-test 6
 
 # ---- the lock's owner in children of every kind (loader/batch.c) ----------------
-"$B/tests/runtime/lock-test" >"$W/out" 2>"$W/err"; rc=$?
-n=0
-while IFS= read -r line; do
-	case $line in
-	"PASS "*) n=$((n + 1)); t_pass "${line#PASS }" ;;
-	"FAIL "*) n=$((n + 1)); x=${line#FAIL }; t_fail "${x%%:*}" "${x#*: } $(err)" ;;
-	esac
-done <"$W/out"
-[ $rc = 0 ] && [ $n = 4 ] || t_fail lock-test "rc $rc, $n results: $(cat "$W/out") $(err)"
+c_cases lock-test 4
 
 # ---- what needs protection keys -------------------------------------------------
 for t in enforce-self enforce-libc maps real-programs fork-exec backtrace writes pkey-free map-count secure system-preload; do
