@@ -477,14 +477,20 @@ int xom_file_build_id(int fd, long (*pread_fn)(int, void *, size_t, long),
 	return -1;
 }
 
-void xom_ident_key(const struct stat *st, struct xom_plan_key *k)
+void xom_file_ident_of(const struct stat *st, struct xom_file_ident *id)
 {
-	struct xom_file_ident id = {
+	*id = (struct xom_file_ident){
 		(uint64_t)st->st_dev, (uint64_t)st->st_ino, (uint64_t)st->st_size,
 		st->st_mtim.tv_sec, st->st_mtim.tv_nsec,
 		st->st_ctim.tv_sec, st->st_ctim.tv_nsec,
 	};
+}
 
+void xom_ident_key(const struct stat *st, struct xom_plan_key *k)
+{
+	struct xom_file_ident id;
+
+	xom_file_ident_of(st, &id);
 	memset(k, 0, sizeof(*k));
 	k->kind = XOM_KEY_IDENT;
 	k->len = sizeof(id);

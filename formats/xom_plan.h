@@ -77,6 +77,8 @@ struct stat;
 int xom_note_build_id(const void *notes, size_t len, struct xom_plan_key *k);
 int xom_file_build_id(int fd, long (*pread_fn)(int, void *, size_t, long),
                       struct xom_plan_key *k);
+/* A file's identity as fstat or stat gives it, and the key made of it. */
+void xom_file_ident_of(const struct stat *st, struct xom_file_ident *id);
 void xom_ident_key(const struct stat *st, struct xom_plan_key *k);
 
 /*

@@ -229,18 +229,15 @@ int xom_objects_used(void);
 
 /* ---- stores.c: the plan stores ----------------------------------------- */
 /* A store's index is mapped (map: kept from an earlier batch, or mapped
- * for this one from the file dev, ino, with change time ctime, on a local
- * file system if local), or, for a
- * small batch, read in place through fd (read); len is its size in both
- * cases. */
+ * for this one from the file id, on a local file system if local), or,
+ * for a small batch, read in place through fd (read); len is its size in
+ * both cases. */
 struct xom_store {
 	const void *map;
 	size_t len;
 	int tried, fd, kept, local;
 	uint32_t nslots;
-	dev_t dev;
-	ino_t ino;
-	struct timespec ctime;
+	struct xom_file_ident id;
 };
 /* keep: what is mapped now stays mapped after the batch, under xom's key;
  * reads_open: this thread may read the key's pages (pkru to restore). */

@@ -13,7 +13,6 @@
 #include "sys.h"
 #include "xom_loader.h"
 
-
 /* CPUID.(EAX=7,ECX=0):ECX bit 3 is PKU, bit 4 OSPKE (the kernel set CR4.PKE). */
 static unsigned cpu_pkey_bits(void)
 {

@@ -65,12 +65,17 @@ static int sys_lstat(const char *path, struct stat *st)
  * anyway.  Not the head itself: nothing of an index stays in memory that
  * the program can read. */
 static struct {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec ctime;
+	struct xom_file_ident id;       /* its ino 0 until a head was read */
 	uint32_t nslots;
 } seen[XOM_NSTORES];
+
+static int same_file(const struct xom_file_ident *id, const struct stat *st)
+{
+	struct xom_file_ident now;
+
+	xom_file_ident_of(st, &now);
+	return !memcmp(id, &now, sizeof(now));
+}
 
 /* Store i's slots, from its head, which is read and checked unless the
  * file is the one last read; 0, or -1 with why. */
@@ -79,9 +84,7 @@ static int head_read(int fd, int i, const struct stat *st, uint32_t *nslots,
 {
 	struct xom_store_head head;
 
-	if (seen[i].ino && seen[i].ino == st->st_ino && seen[i].dev == st->st_dev
-	    && seen[i].size == st->st_size && seen[i].ctime.tv_sec == st->st_ctim.tv_sec
-	    && seen[i].ctime.tv_nsec == st->st_ctim.tv_nsec) {
+	if (seen[i].id.ino && same_file(&seen[i].id, st)) {
 		*nslots = seen[i].nslots;
 		return 0;
 	}
@@ -92,10 +95,7 @@ static int head_read(int fd, int i, const struct stat *st, uint32_t *nslots,
 	/* The head check reads only the head, and compares it with the size. */
 	if (xom_store_check_head(&head, (size_t)st->st_size, why) != 0)
 		return -1;
-	seen[i].dev = st->st_dev;
-	seen[i].ino = st->st_ino;
-	seen[i].size = st->st_size;
-	seen[i].ctime = st->st_ctim;
+	xom_file_ident_of(st, &seen[i].id);
 	*nslots = seen[i].nslots = head.nslots;
 	/* Wiped, and kept wiped: the store is dead to the compiler. */
 	memset(&head, 0, sizeof(head));
@@ -105,21 +105,11 @@ static int head_read(int fd, int i, const struct stat *st, uint32_t *nslots,
 
 /* The index of each store kept mapped between batches, and the identity
  * of the file it was mapped from. */
-static struct kept {
+static struct {
 	const void *map;
 	size_t len;
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec ctime;
+	struct xom_file_ident id;
 } kept[XOM_NSTORES];
-
-static int same_file(const struct kept *k, const struct stat *st)
-{
-	return k->ino == st->st_ino && k->dev == st->st_dev && k->size == st->st_size
-	       && k->ctime.tv_sec == st->st_ctim.tv_sec
-	       && k->ctime.tv_nsec == st->st_ctim.tv_nsec;
-}
 
 /* Whether an index mapped now may be kept after the batch: not in
  * mode=audit, whose fault handler lets the program read a page under
@@ -173,7 +163,7 @@ static int use_kept(struct xom_store *s, int i, const char *path)
 
 	if (!kept[i].map)
 		return -1;
-	if (x_lstat(path, &st) == 0 && same_file(&kept[i], &st)) {
+	if (x_lstat(path, &st) == 0 && same_file(&kept[i].id, &st)) {
 		s->map = kept[i].map;
 		s->len = kept[i].len;
 		s->kept = 1;
@@ -240,9 +230,7 @@ static int map_store(struct xom_store *s, int i, int read)
 	    && (!system || xom_store_dir_shared(path, sys_lstat))) {
 		s->map = p;
 		s->len = (size_t)st.st_size;
-		s->dev = st.st_dev;
-		s->ino = st.st_ino;
-		s->ctime = st.st_ctim;
+		xom_file_ident_of(&st, &s->id);
 		if (read) {
 			s->fd = (int)fd;
 			s->nslots = nslots;
@@ -298,8 +286,9 @@ static void keep_or_unmap(struct xom_stores *st, int i)
 	if (st->keep && s->fd < 0 && s->local && may_keep()) {
 		long rc = xom_key_hide(s->map, s->len);
 		if (rc == 0) {
-			kept[i] = (struct kept){ s->map, s->len, s->dev, s->ino,
-			                         (off_t)s->len, s->ctime };
+			kept[i].map = s->map;
+			kept[i].len = s->len;
+			kept[i].id = s->id;
 			return;
 		}
 		if (rc == -EPERM || rc == -EACCES || rc == -ENOSYS)

@@ -223,11 +223,8 @@ void xom_plan_file(const char *path, struct xom_built *b)
 		xom_map_free(m);
 		fail(b, XOM_EXIT_FAILED, "malformed: its program headers cannot be read");
 	} else {
-		struct xom_file_ident id = {
-			(uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_size,
-			st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
-			st.st_ctim.tv_sec, st.st_ctim.tv_nsec,
-		};
+		struct xom_file_ident id;
+		xom_file_ident_of(&st, &id);
 		xom_plan_build(m, path, &id, code_sum_of(img, (size_t)st.st_size, m),
 		               shape, xom_hash(XOM_HASH_INIT, img, (size_t)st.st_size), b);
 		xom_map_free(m);

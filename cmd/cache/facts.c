@@ -65,15 +65,6 @@ struct cache_facts {
 
 /* ---- the table ------------------------------------------------------------ */
 
-static void ident_of(const struct stat *st, struct xom_file_ident *id)
-{
-	*id = (struct xom_file_ident){
-		(uint64_t)st->st_dev, (uint64_t)st->st_ino, (uint64_t)st->st_size,
-		st->st_mtim.tv_sec, st->st_mtim.tv_nsec, st->st_ctim.tv_sec,
-		st->st_ctim.tv_nsec,
-	};
-}
-
 static size_t slot_of(const struct cache_facts *m, uint64_t dev, uint64_t ino)
 {
 	uint64_t h = (dev * 0x9e3779b97f4a7c15ull) ^ ino;
@@ -179,7 +170,7 @@ int facts_kind(struct cache_facts *m, const char *path, const struct stat *st,
 {
 	struct xom_file_ident id;
 
-	ident_of(st, &id);
+	xom_file_ident_of(st, &id);
 	struct fact *f = find(m, &id);
 	if (f && f->kind != UNKNOWN) {
 		*audit = f->audit;
@@ -211,7 +202,7 @@ int facts_key(struct cache_facts *m, const char *path, struct xom_plan_key *k)
 
 	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
 		return file_key(path, k);
-	ident_of(&st, &id);
+	xom_file_ident_of(&st, &id);
 	struct fact *f = find(m, &id);
 	if (!f || f->key == UNKNOWN) {
 		int fd = open_same(path, &st);
@@ -239,7 +230,7 @@ int facts_shape(struct cache_facts *m, const char *path, uint64_t *shape)
 
 	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
 		return file_shape(path, shape);
-	ident_of(&st, &id);
+	xom_file_ident_of(&st, &id);
 	struct fact *f = find(m, &id);
 	if (!f || f->shape == UNKNOWN) {
 		int fd = open_same(path, &st);
@@ -399,7 +390,7 @@ static int still_there(const struct fact *f)
 
 	if (stat(f->path, &st) != 0)
 		return 0;
-	ident_of(&st, &id);
+	xom_file_ident_of(&st, &id);
 	return !memcmp(&id, &f->id, sizeof(id));
 }
 

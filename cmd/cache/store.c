@@ -249,27 +249,40 @@ int fd_shape(int fd, uint64_t *shape)
 /* ---- staleness --------------------------------------------------------- */
 
 /* xom_hash over the whole file fd (len bytes), as the scanner's side took
- * a plan's file_sum (plan/build.c). */
-static int file_sum_of(int fd, size_t len, uint64_t *sum)
+ * a plan's file_sum, or (code set) over the bytes of code's executable
+ * segments, at their offsets, as it took a plan's code_sum (plan/build.c);
+ * 0, or -1 when the file cannot be mapped or is too short for them. */
+static int file_sum_of(int fd, size_t len, const struct xom_plan_head *code,
+                       uint64_t *sum)
 {
-	void *img = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+	const unsigned char *img = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+	int rc = 0;
 
 	if (len && img == MAP_FAILED)
 		return -1;
-	*sum = xom_hash(XOM_HASH_INIT, img, len);
+	if (!code) {
+		*sum = xom_hash(XOM_HASH_INIT, img, len);
+	} else {
+		const struct xom_plan_seg *s = xom_plan_segs(code);
+		*sum = XOM_HASH_INIT;
+		for (uint32_t i = 0; i < code->nsegs && rc == 0; i++) {
+			if (s[i].offset > len || s[i].filesz > len - s[i].offset)
+				rc = -1;
+			else
+				*sum = xom_hash(*sum, img + s[i].offset, s[i].filesz);
+		}
+	}
 	if (len)
-		munmap(img, len);
-	return 0;
+		munmap((void *)img, len);
+	return rc;
 }
 
 static int same_ident(const struct stat *st, const struct xom_file_ident *f)
 {
-	return (uint64_t)st->st_ino == f->ino && (uint64_t)st->st_dev == f->dev
-	       && (uint64_t)st->st_size == f->size
-	       && st->st_mtim.tv_sec == f->mtime_sec
-	       && st->st_mtim.tv_nsec == f->mtime_nsec
-	       && st->st_ctim.tv_sec == f->ctime_sec
-	       && st->st_ctim.tv_nsec == f->ctime_nsec;
+	struct xom_file_ident id;
+
+	xom_file_ident_of(st, &id);
+	return !memcmp(&id, f, sizeof(id));
 }
 
 /*
@@ -310,7 +323,7 @@ int plan_fits(const struct xom_plan_head *p, const char *path)
 		state = PLAN_CHANGED;
 	else if (!xom_key_equal(&want, &got) || shape != p->shape)
 		state = PLAN_CHANGED;
-	else if (file_sum_of(fd, (size_t)st.st_size, &sum) == 0)
+	else if (file_sum_of(fd, (size_t)st.st_size, NULL, &sum) == 0)
 		state = sum == p->file_sum ? PLAN_CURRENT : PLAN_CHANGED;
 	close(fd);
 	return state;
@@ -318,30 +331,18 @@ int plan_fits(const struct xom_plan_head *p, const char *path)
 
 int plan_code_sum(const struct xom_plan_head *p, const char *path)
 {
-	const struct xom_plan_seg *s = xom_plan_segs(p);
-	uint64_t sum = XOM_HASH_INIT;
 	struct stat st;
+	uint64_t sum;
 	int rc = -1;
 
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-		size_t len = (size_t)st.st_size;
-		const unsigned char *img = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (img != MAP_FAILED) {
-			rc = 0;
-			for (uint32_t i = 0; i < p->nsegs && rc == 0; i++) {
-				if (s[i].offset > len || s[i].filesz > len - s[i].offset)
-					rc = -1;
-				else
-					sum = xom_hash(sum, img + s[i].offset, s[i].filesz);
-			}
-			munmap((void *)img, len);
-		}
-	}
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)
+	    && file_sum_of(fd, (size_t)st.st_size, p, &sum) == 0)
+		rc = sum == p->code_sum ? 0 : -1;
 	close(fd);
-	return rc == 0 && sum == p->code_sum ? 0 : -1;
+	return rc;
 }
 
 int plan_state(const struct xom_plan_head *p)
