@@ -343,13 +343,16 @@ def callgrind(cmd, env_extra):
             return []
 
 
+def total_of(lines):
+    """The instructions in all of callgrind's output lines, or None."""
+    return next((int(l.split()[1]) for l in lines
+                 if l.startswith(("summary:", "totals:"))), None)
+
+
 def instructions(cmd, env_extra):
     """callgrind's count of the instructions one run of cmd executes in user
     space, or None."""
-    for l in callgrind(cmd, env_extra):
-        if l.startswith(("summary:", "totals:")):
-            return int(l.split()[1])
-    return None
+    return total_of(callgrind(cmd, env_extra))
 
 
 def dlopen_speed(procs, rounds, per):
@@ -469,14 +472,12 @@ def exclude_costs():
     cache = tempfile.mkdtemp(prefix="xom-bench-cache-")
     try:
         base = f"backend=none:store=off:cache={cache}"
-        objects = None
         out = {}
         for name, opts in (("none", base), ("16", f"{base}:exclude={EXCLUDE16}")):
             env = {"LD_PRELOAD": LIBXOM, "XOM_OPTIONS": opts}
             callgrind(MANY, env)        # valgrind's preloads join the batch
             lines = callgrind(MANY, env)
-            total = next((int(l.split()[1]) for l in lines
-                          if l.startswith(("summary:", "totals:"))), None)
+            total = total_of(lines)
             if total is None:
                 return None
             out[name] = (total, inclusive(lines, "xom_batch_lookup")[0])
@@ -807,7 +808,7 @@ def targets(quick, start_heads):
                 f"and {l0} listed)", str(l1), "2", l1 == 2 and l0 == 0)
             head.append(f"one library changed: {l1} of {oc['programs']} start-ups listed")
         else:
-            row(what, "not measured (no xom or many)", "only the programs that load it", None)
+            row(what, "not measured (no xom or no C compiler)", "only the programs that load it", None)
     files = ([f"{LIBDIR}/libz.so.1"] if quick else
              [f"{LIBDIR}/libc.so.6", f"{LIBDIR}/libcrypto.so.3", DEBIAN_PY])
     ir = scan_instructions(files) if shutil.which("valgrind") else {}
